@@ -1,0 +1,62 @@
+# weft — make targets. `make help` lists them.
+
+GO          ?= go
+DATA        ?= ./weft-data
+ADDR        ?= 127.0.0.1:7700
+BIN         := bin/weft
+GUEST_PKGS  := ./codec ./sdk-wasm/... ./plugins/...
+GOFUMPT     := mvdan.cc/gofumpt@v0.9.2
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## list the targets
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+.PHONY: build
+build: ## build the weft binary into bin/
+	$(GO) build -o $(BIN) ./cmd/weft
+
+.PHONY: run
+run: build ## run the daemon on ./weft-data and deploy the bundled plugins
+	./scripts/run.sh $(BIN) $(DATA) $(ADDR)
+
+.PHONY: test
+test: ## run every test with the race detector
+	$(GO) test -race -count=1 ./...
+
+.PHONY: test-short
+test-short: ## run the tests in short mode (no race detector)
+	$(GO) test -short -count=1 ./...
+
+.PHONY: bench
+bench: ## run the Go benchmarks and the seeds' Avro Value benchmark
+	$(GO) test -run='^$$' -bench=. -benchmem ./...
+	$(GO) run ./cmd/weft bench avro-value
+
+.PHONY: fuzz
+fuzz: ## run each codec fuzz target for FUZZTIME (default 30s)
+	@for t in $$($(GO) test -list '^Fuzz' ./codec/ | grep ^Fuzz); do \
+		$(GO) test -run='^$$' -fuzz="^$$t$$" -fuzztime=$${FUZZTIME:-30s} ./codec/ || exit 1; done
+	@for t in $$($(GO) test -list '^Fuzz' ./codec/schema/ | grep ^Fuzz); do \
+		$(GO) test -run='^$$' -fuzz="^$$t$$" -fuzztime=$${FUZZTIME:-30s} ./codec/schema/ || exit 1; done
+
+.PHONY: fmt
+fmt: ## format the Go sources
+	$(GO) run $(GOFUMPT) -w .
+
+.PHONY: check
+check: ## vet, formatting, go mod tidy, and the wasip1 cross-build of guest packages
+	$(GO) vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) mod tidy && git diff --exit-code go.mod go.sum
+	GOOS=wasip1 GOARCH=wasm $(GO) build $(GUEST_PKGS)
+	GOOS=wasip1 GOARCH=wasm $(GO) vet $(GUEST_PKGS)
+
+.PHONY: wasm
+wasm: ## rebuild the committed Go .wasm guests (plugins, examples, test guests)
+	./scripts/build-wasm.sh
+
+.PHONY: clean
+clean: ## remove build output
+	rm -rf bin

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const modulePath = "github.com/weft-run/weft"
+
+// listDeps returns, for every package of the module matched by patterns, its
+// transitive imports, as listed by `go list` for the given GOOS/GOARCH.
+func listDeps(t *testing.T, goos, goarch string, patterns ...string) map[string][]string {
+	t.Helper()
+	args := append([]string{"list", "-e", "-f", "{{.ImportPath}} {{join .Deps \" \"}}"}, patterns...)
+	cmd := exec.Command("go", args...)
+	cmd.Dir = filepath.Join("..", "..")
+	cmd.Env = append(os.Environ(), "GOOS="+goos, "GOARCH="+goarch)
+	out, err := cmd.Output()
+	require.NoError(t, err, "go list")
+	deps := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		deps[fields[0]] = fields[1:]
+	}
+	return deps
+}
+
+func isStd(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".")
+}
+
+func rel(path string) string {
+	return strings.TrimPrefix(strings.TrimPrefix(path, modulePath), "/")
+}
+
+func under(path, dir string) bool {
+	r := rel(path)
+	return r == dir || strings.HasPrefix(r, dir+"/")
+}
+
+// TestDependencyDirection enforces the import arrows of the layout: leaves stay
+// leaves, the engine never reaches for an adapter, and guest code never
+// imports host-side packages.
+func TestDependencyDirection(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list over the whole module")
+	}
+	host := listDeps(t, "linux", "amd64", "./...")
+	guest := listDeps(t, "wasip1", "wasm", "./codec", "./sdk-wasm/...", "./plugins/...", "./examples/...")
+
+	forbid := func(pkg string, deps []string, why string, bad func(dep string) bool) {
+		for _, d := range deps {
+			if bad(d) {
+				t.Errorf("%s imports %s: %s", rel(pkg), d, why)
+			}
+		}
+	}
+	for pkg, deps := range host {
+		switch {
+		case rel(pkg) == "codec" || under(pkg, "sdk-wasm/abi"):
+			forbid(pkg, deps, "a leaf imports the standard library only", func(d string) bool { return !isStd(d) })
+		case rel(pkg) == "store":
+			forbid(pkg, deps, "the store contract imports nothing of the module", func(d string) bool { return strings.HasPrefix(d, modulePath) })
+		case under(pkg, "runtime"):
+			forbid(pkg, deps, "runtime never imports an adapter", func(d string) bool {
+				return under(d, "host") || under(d, "store/sqlite") || strings.HasPrefix(d, "github.com/tetratelabs/wazero")
+			})
+			if !under(pkg, "runtime/httpapi") {
+				forbid(pkg, deps, "the engine never imports chi or database/sql", func(d string) bool {
+					return strings.HasPrefix(d, "github.com/go-chi/") || d == "database/sql"
+				})
+			}
+		case under(pkg, "host"):
+			forbid(pkg, deps, "host never imports runtime or store", func(d string) bool {
+				return under(d, "runtime") || under(d, "store")
+			})
+		}
+	}
+	for pkg, deps := range guest {
+		forbid(pkg, deps, "guest code never imports host-side packages", func(d string) bool {
+			return under(d, "host") || under(d, "runtime") || under(d, "store") || under(d, "cmd") ||
+				strings.HasPrefix(d, "github.com/tetratelabs/wazero") || strings.HasPrefix(d, "github.com/hamba/avro")
+		})
+		if rel(pkg) == "codec" || under(pkg, "sdk-wasm/abi") {
+			forbid(pkg, deps, "a leaf imports the standard library only", func(d string) bool { return !isStd(d) })
+		}
+	}
+}
