@@ -164,3 +164,43 @@ func (v Value) Index(i int) (Value, bool) {
 	}
 	return v.items[i], true
 }
+
+// Equal reports whether a and b are the same value: the same kind, doubles
+// with the same bits (so -0.0 differs from 0.0), bytes and strings with the
+// same contents, lists item by item, and maps entry by entry in order.
+func Equal(a, b Value) bool {
+	if a.kind != b.kind {
+		return false
+	}
+	switch a.kind {
+	case KindNull:
+		return true
+	case KindBoolean, KindLong, KindDouble:
+		return a.num == b.num
+	case KindBytes:
+		return string(a.bytes) == string(b.bytes)
+	case KindString:
+		return a.str == b.str
+	case KindList:
+		if len(a.items) != len(b.items) {
+			return false
+		}
+		for i := range a.items {
+			if !Equal(a.items[i], b.items[i]) {
+				return false
+			}
+		}
+		return true
+	case KindMap:
+		if len(a.entries) != len(b.entries) {
+			return false
+		}
+		for i := range a.entries {
+			if a.entries[i].Key != b.entries[i].Key || !Equal(a.entries[i].Value, b.entries[i].Value) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}

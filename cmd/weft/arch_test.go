@@ -42,7 +42,11 @@ func rel(path string) string {
 	return strings.TrimPrefix(strings.TrimPrefix(path, modulePath), "/")
 }
 
+// under reports whether path is the module's package dir or one below it.
 func under(path, dir string) bool {
+	if path != modulePath && !strings.HasPrefix(path, modulePath+"/") {
+		return false
+	}
 	r := rel(path)
 	return r == dir || strings.HasPrefix(r, dir+"/")
 }
@@ -56,6 +60,8 @@ func TestDependencyDirection(t *testing.T) {
 	}
 	host := listDeps(t, "linux", "amd64", "./...")
 	guest := listDeps(t, "wasip1", "wasm", "./codec", "./sdk-wasm/...", "./plugins/...", "./examples/...")
+	require.Contains(t, host, modulePath+"/codec", "go list found the module's packages")
+	require.Contains(t, guest, modulePath+"/codec", "go list found the guest packages")
 
 	forbid := func(pkg string, deps []string, why string, bad func(dep string) bool) {
 		for _, d := range deps {

@@ -1,0 +1,434 @@
+package codec
+
+import (
+	"encoding/binary"
+	"math"
+	"strings"
+	"unicode/utf8"
+)
+
+// DecodeDatum decodes one Avro binary datum of schema
+// durable_workflow.protocol.Value v1, with DefaultLimits. The whole input
+// must be the datum: trailing bytes fail with invalid_payload_framing.
+//
+// Every valid Avro encoding is accepted, not only the one AppendDatum writes:
+// arrays and maps may come in several blocks, and a block may have a
+// negative count followed by its size in bytes. The returned Value does not
+// alias datum.
+func DecodeDatum(datum []byte) (Value, error) {
+	return decodeDatum(datum, Limits{}, false)
+}
+
+// decodeDatum checks datum against l (filled with defaults), then builds its
+// Value. With owned set, datum belongs to the caller alone and bytes values
+// may alias it.
+func decodeDatum(datum []byte, l Limits, owned bool) (Value, error) {
+	l = l.withDefaults()
+	if len(datum) > l.MaxSize {
+		return Value{}, sizeError(len(datum), l.MaxSize)
+	}
+	c, err := scan(datum, l.MaxDepth)
+	if err != nil {
+		return Value{}, err
+	}
+	return build(datum, c, owned)
+}
+
+// counts are the totals of a scanned datum, used to size the few
+// allocations that hold the decoded Value: every list item, every map entry,
+// every string and key byte, and every bytes byte.
+type counts struct {
+	items, entries, strBytes, binBytes int
+}
+
+// level is one open list or map while a datum is walked.
+type level struct {
+	isMap     bool
+	remaining int    // items left in the current block
+	blockEnd  int    // offset where the current block must end, or -1
+	start     int    // index of the container's first item in the scratch area (build)
+	key       string // the container's key in its parent map (build)
+}
+
+// scan walks datum without building anything: it checks the whole structure
+// (union indexes, booleans, varints, finite doubles, UTF-8, block counts
+// against the remaining bytes, nesting depth, trailing bytes) and counts what
+// build must allocate. It keeps an explicit stack instead of recursing, so a
+// hostile nesting fails at maxDepth with no stack growth.
+func scan(d []byte, maxDepth int) (counts, error) {
+	var c counts
+	var fixed [defaultMaxDepth]level
+	stack := fixed[:0]
+	pos := 0
+	for {
+		idx, p, err := readLong(d, pos, "union index")
+		if err != nil {
+			return c, err
+		}
+		pos = p
+		switch idx {
+		case int64(KindNull):
+		case int64(KindBoolean):
+			if pos >= len(d) {
+				return c, truncated("boolean", pos)
+			}
+			if d[pos] > 1 {
+				return c, errorf(CodeInvalidPayloadFraming, "boolean byte %#02x at datum offset %d is not 00 or 01", d[pos], pos)
+			}
+			pos++
+		case int64(KindLong):
+			if _, pos, err = readLong(d, pos, "long"); err != nil {
+				return c, err
+			}
+		case int64(KindDouble):
+			if len(d)-pos < 8 {
+				return c, truncated("double", pos)
+			}
+			f := math.Float64frombits(binary.LittleEndian.Uint64(d[pos:]))
+			if math.IsNaN(f) || math.IsInf(f, 0) {
+				return c, errorf(CodeInvalidPayloadFraming, "double at datum offset %d is %v, not finite", pos, f)
+			}
+			pos += 8
+		case int64(KindBytes):
+			var n int
+			if n, pos, err = readLen(d, pos, "bytes"); err != nil {
+				return c, err
+			}
+			pos += n
+			c.binBytes += n
+		case int64(KindString):
+			var n int
+			if n, pos, err = readLen(d, pos, "string"); err != nil {
+				return c, err
+			}
+			if !utf8.Valid(d[pos : pos+n]) {
+				return c, errorf(CodeInvalidPayloadFraming, "string at datum offset %d is not valid UTF-8", pos)
+			}
+			pos += n
+			c.strBytes += n
+		case int64(KindList), int64(KindMap):
+			if len(stack) >= maxDepth {
+				return c, depthError(maxDepth)
+			}
+			stack = append(stack, level{isMap: idx == int64(KindMap), blockEnd: -1})
+		default:
+			return c, errorf(CodeInvalidPayloadFraming, "union index %d at datum offset %d is outside 0..7", idx, pos-1)
+		}
+
+		// Find the next value to read: the next item of the innermost open
+		// container, reading block headers and closing finished containers.
+		for {
+			if len(stack) == 0 {
+				if pos != len(d) {
+					return c, errorf(CodeInvalidPayloadFraming, "%d trailing bytes after the datum at offset %d", len(d)-pos, pos)
+				}
+				return c, nil
+			}
+			top := &stack[len(stack)-1]
+			if top.remaining > 0 {
+				break
+			}
+			if top.blockEnd >= 0 && pos != top.blockEnd {
+				return c, errorf(CodeInvalidPayloadFraming, "block ends at datum offset %d, not at its declared end %d", pos, top.blockEnd)
+			}
+			var n, end int
+			if n, end, pos, err = readBlock(d, pos, top.isMap); err != nil {
+				return c, err
+			}
+			if n == 0 {
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			top.remaining, top.blockEnd = n, end
+			break
+		}
+		top := &stack[len(stack)-1]
+		top.remaining--
+		if top.isMap {
+			var n int
+			if n, pos, err = readLen(d, pos, "map key"); err != nil {
+				return c, err
+			}
+			if !utf8.Valid(d[pos : pos+n]) {
+				return c, errorf(CodeInvalidPayloadFraming, "map key at datum offset %d is not valid UTF-8", pos)
+			}
+			pos += n
+			c.strBytes += n
+			c.entries++
+		} else {
+			c.items++
+		}
+	}
+}
+
+// build decodes a datum that scan accepted, with counts c. It allocates at
+// most one slice of list items, one of map entries, one string for all
+// strings and keys, and (unless owned) one byte slice for all bytes values.
+//
+// Containers are assembled bottom-up without recursion: decoded items are
+// pushed on a scratch area at the front of the items (or entries) slice, and
+// when a container closes its items move to the back of the same slice,
+// which fills downwards. Every item is either in the scratch area or placed,
+// and there is exactly one slot per item, so the scratch area never reaches
+// placed items (a move may overlap its own source; copy allows that).
+func build(d []byte, c counts, owned bool) (Value, error) {
+	var vals []Value
+	if c.items > 0 {
+		vals = make([]Value, c.items)
+	}
+	var ents []Entry
+	if c.entries > 0 {
+		ents = make([]Entry, c.entries)
+	}
+	var sb strings.Builder
+	sb.Grow(c.strBytes)
+	takeString := func(b []byte) string {
+		off := sb.Len()
+		sb.Write(b)
+		return sb.String()[off:]
+	}
+	var bin []byte
+	if !owned && c.binBytes > 0 {
+		bin = make([]byte, 0, c.binBytes)
+	}
+	vsp, vfp := 0, len(vals) // scratch top and placed bottom in vals
+	esp, efp := 0, len(ents) // the same in ents
+
+	var fixed [defaultMaxDepth]level
+	stack := fixed[:0]
+	var key string // key of the map entry whose value is read next
+	pos := 0
+	for {
+		idx, p, err := readLong(d, pos, "union index")
+		if err != nil {
+			return Value{}, err
+		}
+		pos = p
+		var v Value
+		opened := false
+		switch idx {
+		case int64(KindNull):
+		case int64(KindBoolean):
+			v = Value{kind: KindBoolean, num: uint64(d[pos] & 1)}
+			pos++
+		case int64(KindLong):
+			var n int64
+			if n, pos, err = readLong(d, pos, "long"); err != nil {
+				return Value{}, err
+			}
+			v = Value{kind: KindLong, num: uint64(n)}
+		case int64(KindDouble):
+			v = Value{kind: KindDouble, num: binary.LittleEndian.Uint64(d[pos:])}
+			pos += 8
+		case int64(KindBytes):
+			var n int
+			if n, pos, err = readLen(d, pos, "bytes"); err != nil {
+				return Value{}, err
+			}
+			var b []byte
+			switch {
+			case n == 0:
+				b = []byte{}
+			case owned:
+				b = d[pos : pos+n : pos+n]
+			default:
+				off := len(bin)
+				bin = append(bin, d[pos:pos+n]...)
+				b = bin[off:len(bin):len(bin)]
+			}
+			v = Value{kind: KindBytes, bytes: b}
+			pos += n
+		case int64(KindString):
+			var n int
+			if n, pos, err = readLen(d, pos, "string"); err != nil {
+				return Value{}, err
+			}
+			v = Value{kind: KindString, str: takeString(d[pos : pos+n])}
+			pos += n
+		case int64(KindList):
+			stack = append(stack, level{start: vsp, key: key})
+			opened = true
+		case int64(KindMap):
+			stack = append(stack, level{isMap: true, start: esp, key: key})
+			opened = true
+		default:
+			return Value{}, errorf(CodeInvalidPayloadFraming, "union index %d at datum offset %d is outside 0..7", idx, pos-1)
+		}
+
+		for {
+			if !opened {
+				// Deliver v to the innermost open container, or return it.
+				if len(stack) == 0 {
+					return v, nil
+				}
+				if top := &stack[len(stack)-1]; top.isMap {
+					ents[esp] = Entry{Key: key, Value: v}
+					esp++
+				} else {
+					vals[vsp] = v
+					vsp++
+				}
+			}
+			opened = false
+			top := &stack[len(stack)-1]
+			if top.remaining > 0 {
+				break
+			}
+			var n int
+			if n, _, pos, err = readBlock(d, pos, top.isMap); err != nil {
+				return Value{}, err
+			}
+			if n > 0 {
+				top.remaining = n
+				break
+			}
+			// The container is complete: place its items and deliver it.
+			if top.isMap {
+				n := esp - top.start
+				copy(ents[efp-n:efp], ents[top.start:esp])
+				efp -= n
+				esp = top.start
+				v = Value{kind: KindMap, entries: emptyEntries}
+				if n > 0 {
+					v.entries = ents[efp : efp+n : efp+n]
+				}
+			} else {
+				n := vsp - top.start
+				copy(vals[vfp-n:vfp], vals[top.start:vsp])
+				vfp -= n
+				vsp = top.start
+				v = Value{kind: KindList, items: emptyItems}
+				if n > 0 {
+					v.items = vals[vfp : vfp+n : vfp+n]
+				}
+			}
+			key = top.key
+			stack = stack[:len(stack)-1]
+		}
+		top := &stack[len(stack)-1]
+		top.remaining--
+		if top.isMap {
+			var n int
+			if n, pos, err = readLen(d, pos, "map key"); err != nil {
+				return Value{}, err
+			}
+			key = takeString(d[pos : pos+n])
+			pos += n
+		}
+	}
+}
+
+// emptyItems and emptyEntries back empty decoded lists and maps, so they
+// are non-nil like List() and Map().
+var (
+	emptyItems   = []Value{}
+	emptyEntries = []Entry{}
+)
+
+// readLong reads the zig-zag varint at d[pos:] as a long: at most 10 bytes,
+// within the int64 range. what names the field for error messages.
+func readLong(d []byte, pos int, what string) (int64, int, error) {
+	if pos < len(d) && d[pos] < 0x80 {
+		u := uint64(d[pos])
+		return int64(u>>1) ^ -int64(u&1), pos + 1, nil
+	}
+	var u uint64
+	start := pos
+	for i := 0; i < 10; i++ {
+		if pos >= len(d) {
+			return 0, pos, truncated(what, start)
+		}
+		b := d[pos]
+		pos++
+		if i == 9 && b > 1 {
+			return 0, pos, errorf(CodeInvalidPayloadFraming, "%s at datum offset %d is longer than 10 bytes or overflows int64", what, start)
+		}
+		u |= uint64(b&0x7f) << (7 * i)
+		if b < 0x80 {
+			return int64(u>>1) ^ -int64(u&1), pos, nil
+		}
+	}
+	// Unreachable: the tenth byte either ends the varint or fails above.
+	return 0, pos, errorf(CodeInvalidPayloadFraming, "%s at datum offset %d is longer than 10 bytes", what, start)
+}
+
+// readLen reads the length of a bytes, string or map key field and checks
+// that that many bytes remain.
+func readLen(d []byte, pos int, what string) (int, int, error) {
+	n, p, err := readLong(d, pos, lengthLabel(what))
+	if err != nil {
+		return 0, p, err
+	}
+	if n < 0 {
+		return 0, p, errorf(CodeInvalidPayloadFraming, "%s length %d at datum offset %d is negative", what, n, pos)
+	}
+	if n > int64(len(d)-p) {
+		return 0, p, errorf(CodeInvalidPayloadFraming, "truncated datum: %s at datum offset %d claims %d bytes, %d remain", what, pos, n, len(d)-p)
+	}
+	return int(n), p, nil
+}
+
+// lengthLabel names the length field of what, without allocating.
+func lengthLabel(what string) string {
+	switch what {
+	case "bytes":
+		return "bytes length"
+	case "string":
+		return "string length"
+	case "map key":
+		return "map key length"
+	}
+	return "length"
+}
+
+// readBlock reads an array or map block header: a count, and for a negative
+// count the block's size in bytes. It returns the item count (0 for the
+// terminator), the offset where the block must end (-1 if no size was
+// given) and the new position. The count must fit the bytes that remain:
+// every item takes at least one byte, every map entry at least two.
+func readBlock(d []byte, pos int, isMap bool) (count, end, next int, err error) {
+	n, p, err := readLong(d, pos, "block count")
+	if err != nil {
+		return 0, -1, p, err
+	}
+	if n == 0 {
+		return 0, -1, p, nil
+	}
+	end = -1
+	avail := len(d) - p
+	if n < 0 {
+		if n == math.MinInt64 {
+			return 0, -1, p, errorf(CodeInvalidPayloadFraming, "block count at datum offset %d overflows", pos)
+		}
+		n = -n
+		size, q, err := readLong(d, p, "block size")
+		if err != nil {
+			return 0, -1, q, err
+		}
+		if size < 0 || size > int64(len(d)-q) {
+			return 0, -1, q, errorf(CodeInvalidPayloadFraming, "block size %d at datum offset %d does not fit the %d remaining bytes", size, p, len(d)-q)
+		}
+		p = q
+		avail = int(size)
+		end = p + avail
+	}
+	per := int64(1)
+	if isMap {
+		per = 2
+	}
+	if n > int64(avail)/per {
+		return 0, -1, p, errorf(CodeInvalidPayloadFraming, "truncated datum: block at datum offset %d claims %d items, only %d bytes remain", pos, n, avail)
+	}
+	return int(n), end, p, nil
+}
+
+// truncated is the error for a field that runs past the end of the datum.
+func truncated(what string, pos int) error {
+	return errorf(CodeInvalidPayloadFraming, "truncated datum: %s at datum offset %d runs past the end", what, pos)
+}
+
+// sizeError is the payload_limit_exceeded error for input over the size
+// limit.
+func sizeError(n, max int) error {
+	return errorf(CodePayloadLimit, "payload of %d bytes exceeds the limit of %d bytes", n, max)
+}
