@@ -236,14 +236,14 @@ func build(d []byte, c counts, owned bool) (Value, error) {
 				bin = append(bin, d[pos:pos+n]...)
 				b = bin[off:len(bin):len(bin)]
 			}
-			v = Value{kind: KindBytes, bytes: b}
+			v = Bytes(b)
 			pos += n
 		case int64(KindString):
 			var n int
 			if n, pos, err = readLen(d, pos, "string"); err != nil {
 				return Value{}, err
 			}
-			v = Value{kind: KindString, str: takeString(d[pos : pos+n])}
+			v = String(takeString(d[pos : pos+n]))
 			pos += n
 		case int64(KindList):
 			stack = append(stack, level{start: vsp, key: key})
@@ -288,19 +288,13 @@ func build(d []byte, c counts, owned bool) (Value, error) {
 				copy(ents[efp-n:efp], ents[top.start:esp])
 				efp -= n
 				esp = top.start
-				v = Value{kind: KindMap, entries: emptyEntries}
-				if n > 0 {
-					v.entries = ents[efp : efp+n : efp+n]
-				}
+				v = Map(ents[efp : efp+n : efp+n]...)
 			} else {
 				n := vsp - top.start
 				copy(vals[vfp-n:vfp], vals[top.start:vsp])
 				vfp -= n
 				vsp = top.start
-				v = Value{kind: KindList, items: emptyItems}
-				if n > 0 {
-					v.items = vals[vfp : vfp+n : vfp+n]
-				}
+				v = List(vals[vfp : vfp+n : vfp+n]...)
 			}
 			key = top.key
 			stack = stack[:len(stack)-1]

@@ -57,24 +57,26 @@ func appendValue(dst []byte, v Value, depth int) ([]byte, error) {
 		}
 		return binary.LittleEndian.AppendUint64(append(dst, tagDouble), v.num), nil
 	case KindBytes:
-		dst = appendLong(append(dst, tagBytes), int64(len(v.bytes)))
-		return append(dst, v.bytes...), nil
+		b := v.bytesv()
+		dst = appendLong(append(dst, tagBytes), int64(len(b)))
+		return append(dst, b...), nil
 	case KindString:
-		if !utf8.ValidString(v.str) {
-			return dst, errorf(CodeInvalidPayloadFraming, "string %q is not valid UTF-8", clip(v.str))
+		s := v.strv()
+		if !utf8.ValidString(s) {
+			return dst, errorf(CodeInvalidPayloadFraming, "string %q is not valid UTF-8", clip(s))
 		}
-		dst = appendLong(append(dst, tagString), int64(len(v.str)))
-		return append(dst, v.str...), nil
+		dst = appendLong(append(dst, tagString), int64(len(s)))
+		return append(dst, s...), nil
 	case KindList:
 		if depth >= defaultMaxDepth {
 			return dst, depthError(defaultMaxDepth)
 		}
 		dst = append(dst, tagList)
-		if len(v.items) > 0 {
-			dst = appendLong(dst, int64(len(v.items)))
+		if items := v.itemsv(); len(items) > 0 {
+			dst = appendLong(dst, int64(len(items)))
 			var err error
-			for i := range v.items {
-				if dst, err = appendValue(dst, v.items[i], depth+1); err != nil {
+			for i := range items {
+				if dst, err = appendValue(dst, items[i], depth+1); err != nil {
 					return dst, err
 				}
 			}
@@ -85,11 +87,11 @@ func appendValue(dst []byte, v Value, depth int) ([]byte, error) {
 			return dst, depthError(defaultMaxDepth)
 		}
 		dst = append(dst, tagMap)
-		if len(v.entries) > 0 {
-			dst = appendLong(dst, int64(len(v.entries)))
+		if entries := v.entriesv(); len(entries) > 0 {
+			dst = appendLong(dst, int64(len(entries)))
 			var err error
-			for i := range v.entries {
-				e := &v.entries[i]
+			for i := range entries {
+				e := &entries[i]
 				if !utf8.ValidString(e.Key) {
 					return dst, errorf(CodeInvalidMapKey, "map key %q is not valid UTF-8", clip(e.Key))
 				}
@@ -138,18 +140,18 @@ func datumSize(v Value, depth int) int {
 	case KindDouble:
 		return 9
 	case KindBytes:
-		return 1 + longSize(int64(len(v.bytes))) + len(v.bytes)
+		return 1 + longSize(int64(v.num)) + int(v.num)
 	case KindString:
-		return 1 + longSize(int64(len(v.str))) + len(v.str)
+		return 1 + longSize(int64(v.num)) + int(v.num)
 	case KindList:
 		if depth >= defaultMaxDepth {
 			return 0
 		}
 		n := 2
-		if len(v.items) > 0 {
-			n += longSize(int64(len(v.items)))
-			for i := range v.items {
-				n += datumSize(v.items[i], depth+1)
+		if items := v.itemsv(); len(items) > 0 {
+			n += longSize(int64(len(items)))
+			for i := range items {
+				n += datumSize(items[i], depth+1)
 			}
 		}
 		return n
@@ -158,10 +160,10 @@ func datumSize(v Value, depth int) int {
 			return 0
 		}
 		n := 2
-		if len(v.entries) > 0 {
-			n += longSize(int64(len(v.entries)))
-			for i := range v.entries {
-				e := &v.entries[i]
+		if entries := v.entriesv(); len(entries) > 0 {
+			n += longSize(int64(len(entries)))
+			for i := range entries {
+				e := &entries[i]
 				n += longSize(int64(len(e.Key))) + len(e.Key) + datumSize(e.Value, depth+1)
 			}
 		}

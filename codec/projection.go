@@ -50,24 +50,24 @@ func appendProjection(dst []byte, v Value, depth int) ([]byte, error) {
 		return appendDouble(dst, f), nil
 	case KindBytes:
 		dst = append(dst, `{"$type":"bytes","base64":"`...)
-		dst = base64.StdEncoding.AppendEncode(dst, v.bytes)
+		dst = base64.StdEncoding.AppendEncode(dst, v.bytesv())
 		return append(dst, `"}`...), nil
 	case KindString:
-		if !utf8.ValidString(v.str) {
-			return dst, errorf(CodeInvalidPayloadFraming, "string %q is not valid UTF-8", clip(v.str))
+		if !utf8.ValidString(v.strv()) {
+			return dst, errorf(CodeInvalidPayloadFraming, "string %q is not valid UTF-8", clip(v.strv()))
 		}
-		return appendJSONString(dst, v.str), nil
+		return appendJSONString(dst, v.strv()), nil
 	case KindList:
 		if depth >= defaultMaxDepth {
 			return dst, depthError(defaultMaxDepth)
 		}
 		dst = append(dst, '[')
 		var err error
-		for i := range v.items {
+		for i := range v.itemsv() {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			if dst, err = appendProjection(dst, v.items[i], depth+1); err != nil {
+			if dst, err = appendProjection(dst, v.itemsv()[i], depth+1); err != nil {
 				return dst, err
 			}
 		}
@@ -76,20 +76,20 @@ func appendProjection(dst []byte, v Value, depth int) ([]byte, error) {
 		if depth >= defaultMaxDepth {
 			return dst, depthError(defaultMaxDepth)
 		}
-		for i := range v.entries {
-			if !utf8.ValidString(v.entries[i].Key) {
-				return dst, errorf(CodeInvalidMapKey, "map key %q is not valid UTF-8", clip(v.entries[i].Key))
+		for i := range v.entriesv() {
+			if !utf8.ValidString(v.entriesv()[i].Key) {
+				return dst, errorf(CodeInvalidMapKey, "map key %q is not valid UTF-8", clip(v.entriesv()[i].Key))
 			}
 		}
-		typed := needsTypedMap(v.entries)
+		typed := needsTypedMap(v.entriesv())
 		if typed {
 			dst = append(dst, `{"$type":"map","entries":[`...)
 		} else {
 			dst = append(dst, '{')
 		}
 		var err error
-		for i := range v.entries {
-			e := &v.entries[i]
+		for i := range v.entriesv() {
+			e := &v.entriesv()[i]
 			if i > 0 {
 				dst = append(dst, ',')
 			}

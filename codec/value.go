@@ -2,6 +2,7 @@ package codec
 
 import (
 	"math"
+	"unsafe"
 )
 
 // Kind names one of the eight branches of the Value union, in wire order
@@ -39,12 +40,43 @@ func (k Kind) String() string {
 // The zero Value is null. Values are immutable by convention: the slices a
 // Value returns must not be modified. A Value is safe for concurrent reads.
 type Value struct {
-	kind    Kind
-	num     uint64  // boolean (0/1), long (two's complement) or double (IEEE-754 bits)
-	str     string  // string
-	bytes   []byte  // bytes
-	items   []Value // list
-	entries []Entry // map
+	kind Kind
+	num  uint64         // boolean, long or double bits; length of a string, bytes, list or map
+	ptr  unsafe.Pointer // data of a string, bytes, list or map
+}
+
+var (
+	zeroByte  byte
+	zeroValue Value
+	zeroEntry Entry
+)
+
+func (v Value) strv() string {
+	if v.kind != KindString {
+		return ""
+	}
+	return unsafe.String((*byte)(v.ptr), int(v.num))
+}
+
+func (v Value) bytesv() []byte {
+	if v.kind != KindBytes {
+		return nil
+	}
+	return unsafe.Slice((*byte)(v.ptr), int(v.num))
+}
+
+func (v Value) itemsv() []Value {
+	if v.kind != KindList {
+		return nil
+	}
+	return unsafe.Slice((*Value)(v.ptr), int(v.num))
+}
+
+func (v Value) entriesv() []Entry {
+	if v.kind != KindMap {
+		return nil
+	}
+	return unsafe.Slice((*Entry)(v.ptr), int(v.num))
 }
 
 // Entry is one key and value of a map Value.
@@ -74,31 +106,33 @@ func Double(f float64) Value { return Value{kind: KindDouble, num: math.Float64b
 
 // Bytes returns a bytes Value holding b. The Value does not copy b.
 func Bytes(b []byte) Value {
-	if b == nil {
-		b = []byte{}
+	if len(b) == 0 {
+		return Value{kind: KindBytes, ptr: unsafe.Pointer(&zeroByte)}
 	}
-	return Value{kind: KindBytes, bytes: b}
+	return Value{kind: KindBytes, num: uint64(len(b)), ptr: unsafe.Pointer(unsafe.SliceData(b))}
 }
 
 // String returns a string Value. Invalid UTF-8 is accepted here and rejected
 // with invalid_payload_framing when the value is encoded.
-func String(s string) Value { return Value{kind: KindString, str: s} }
+func String(s string) Value {
+	return Value{kind: KindString, num: uint64(len(s)), ptr: unsafe.Pointer(unsafe.StringData(s))}
+}
 
 // List returns a list Value of items. The Value does not copy items.
 func List(items ...Value) Value {
-	if items == nil {
-		items = []Value{}
+	if len(items) == 0 {
+		return Value{kind: KindList, ptr: unsafe.Pointer(&zeroValue)}
 	}
-	return Value{kind: KindList, items: items}
+	return Value{kind: KindList, num: uint64(len(items)), ptr: unsafe.Pointer(unsafe.SliceData(items))}
 }
 
 // Map returns a map Value whose entries keep the given order. The Value does
 // not copy entries. Duplicate keys are kept as given.
 func Map(entries ...Entry) Value {
-	if entries == nil {
-		entries = []Entry{}
+	if len(entries) == 0 {
+		return Value{kind: KindMap, ptr: unsafe.Pointer(&zeroEntry)}
 	}
-	return Value{kind: KindMap, entries: entries}
+	return Value{kind: KindMap, num: uint64(len(entries)), ptr: unsafe.Pointer(unsafe.SliceData(entries))}
 }
 
 // Kind reports which branch of the union v holds.
@@ -117,31 +151,25 @@ func (v Value) AsLong() (int64, bool) { return int64(v.num), v.kind == KindLong 
 func (v Value) AsDouble() (float64, bool) { return math.Float64frombits(v.num), v.kind == KindDouble }
 
 // AsBytes returns the bytes and whether v is bytes. The slice must not be modified.
-func (v Value) AsBytes() ([]byte, bool) { return v.bytes, v.kind == KindBytes }
+func (v Value) AsBytes() ([]byte, bool) { return v.bytesv(), v.kind == KindBytes }
 
 // AsString returns the string and whether v is a string.
-func (v Value) AsString() (string, bool) { return v.str, v.kind == KindString }
+func (v Value) AsString() (string, bool) { return v.strv(), v.kind == KindString }
 
 // Items returns the items of a list, or nil if v is not a list. The slice
 // must not be modified.
-func (v Value) Items() []Value { return v.items }
+func (v Value) Items() []Value { return v.itemsv() }
 
 // Entries returns the entries of a map in their order, or nil if v is not a
 // map. The slice must not be modified.
-func (v Value) Entries() []Entry { return v.entries }
+func (v Value) Entries() []Entry { return v.entriesv() }
 
 // Len returns the number of items of a list or entries of a map, the length
 // of bytes or a string, and 0 otherwise.
 func (v Value) Len() int {
 	switch v.kind {
-	case KindList:
-		return len(v.items)
-	case KindMap:
-		return len(v.entries)
-	case KindBytes:
-		return len(v.bytes)
-	case KindString:
-		return len(v.str)
+	case KindList, KindMap, KindBytes, KindString:
+		return int(v.num)
 	}
 	return 0
 }
@@ -149,9 +177,10 @@ func (v Value) Len() int {
 // Get returns the value of the first entry with key in a map, and whether
 // there was one. It returns false if v is not a map.
 func (v Value) Get(key string) (Value, bool) {
-	for i := range v.entries {
-		if v.entries[i].Key == key {
-			return v.entries[i].Value, true
+	entries := v.entriesv()
+	for i := range entries {
+		if entries[i].Key == key {
+			return entries[i].Value, true
 		}
 	}
 	return Value{}, false
@@ -159,10 +188,11 @@ func (v Value) Get(key string) (Value, bool) {
 
 // Index returns item i of a list and whether it exists.
 func (v Value) Index(i int) (Value, bool) {
-	if i < 0 || i >= len(v.items) {
+	items := v.itemsv()
+	if i < 0 || i >= len(items) {
 		return Value{}, false
 	}
-	return v.items[i], true
+	return items[i], true
 }
 
 // Equal reports whether a and b are the same value: the same kind, doubles
@@ -178,25 +208,25 @@ func Equal(a, b Value) bool {
 	case KindBoolean, KindLong, KindDouble:
 		return a.num == b.num
 	case KindBytes:
-		return string(a.bytes) == string(b.bytes)
+		return string(a.bytesv()) == string(b.bytesv())
 	case KindString:
-		return a.str == b.str
+		return a.strv() == b.strv()
 	case KindList:
-		if len(a.items) != len(b.items) {
+		if len(a.itemsv()) != len(b.itemsv()) {
 			return false
 		}
-		for i := range a.items {
-			if !Equal(a.items[i], b.items[i]) {
+		for i := range a.itemsv() {
+			if !Equal(a.itemsv()[i], b.itemsv()[i]) {
 				return false
 			}
 		}
 		return true
 	case KindMap:
-		if len(a.entries) != len(b.entries) {
+		if len(a.entriesv()) != len(b.entriesv()) {
 			return false
 		}
-		for i := range a.entries {
-			if a.entries[i].Key != b.entries[i].Key || !Equal(a.entries[i].Value, b.entries[i].Value) {
+		for i := range a.entriesv() {
+			if a.entriesv()[i].Key != b.entriesv()[i].Key || !Equal(a.entriesv()[i].Value, b.entriesv()[i].Value) {
 				return false
 			}
 		}
