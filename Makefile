@@ -57,6 +57,14 @@ check: ## vet, formatting, go mod tidy, and the wasip1 cross-build of guest pack
 wasm: ## rebuild the committed Go .wasm guests (plugins, examples, test guests)
 	./scripts/build-wasm.sh
 
+.PHONY: wasm-c
+wasm-c: ## install clang + wasi-libc if missing (apt), then rebuild the committed C guests
+	@if ! printf '#include <stdlib.h>\n' | clang --target=wasm32-wasi -x c -c -o /dev/null - 2>/dev/null; then \
+		echo "installing the C wasm toolchain (clang, lld, wasi-libc)"; \
+		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		$$SUDO apt-get update && $$SUDO apt-get install -y clang lld wasi-libc libclang-rt-14-dev-wasm32; fi
+	./scripts/build-wasm-c.sh
+
 .PHONY: clean
 clean: ## remove build output
 	rm -rf bin

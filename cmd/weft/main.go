@@ -64,7 +64,16 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		return usageError{fmt.Errorf("%w\nsee '%s --help'", err, c.CommandPath())}
 	})
 	root.AddCommand(
-	// Command groups, one file each.
+		// Command groups, one file each.
+		newServeCmd(),
+		newDeployCmd(),
+		newRunCmd(),
+		newTasksCmd(),
+		newModulesCmd(),
+		newClientsCmd(),
+		newBenchCmd(),
+		newValueCmd(),
+		newPreflightCmd(),
 	)
 	markUsage(root)
 	return root

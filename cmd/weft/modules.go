@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+)
+
+// moduleDoc is a module document of the API.
+type moduleDoc struct {
+	Name      string `json:"name"`
+	Digest    string `json:"digest"`
+	Size      int64  `json:"size"`
+	CreatedAt string `json:"created_at"`
+	Functions []struct {
+		Name string `json:"name"`
+		Kind string `json:"kind"`
+	} `json:"functions"`
+}
+
+func newDeployCmd() *cobra.Command {
+	var o clientOptions
+	var name, idemKey string
+	cmd := &cobra.Command{
+		Use:   "deploy FILE.wasm",
+		Short: "deploy a WebAssembly module (its name defaults to the file name)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			wasm, err := os.ReadFile(args[0])
+			if err != nil {
+				return fmt.Errorf("read module: %w", err)
+			}
+			if name == "" {
+				name = strings.TrimSuffix(filepath.Base(args[0]), filepath.Ext(args[0]))
+			}
+			c, err := o.client()
+			if err != nil {
+				return err
+			}
+			h := http.Header{}
+			if idemKey != "" {
+				h.Set("Idempotency-Key", idemKey)
+			}
+			var raw json.RawMessage
+			req := request{method: http.MethodPut, path: "/v1/modules/" + url.PathEscape(name), body: bytes.NewReader(wasm), contentType: "application/wasm", header: h}
+			if err := c.do(cmd.Context(), req, &raw); err != nil {
+				return err
+			}
+			if o.json {
+				_, err := fmt.Fprintln(cmd.OutOrStdout(), string(raw))
+				return err
+			}
+			var m moduleDoc
+			if err := json.Unmarshal(raw, &m); err != nil {
+				return fmt.Errorf("decode module: %w", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "deployed %s %s (%d bytes)\n", m.Name, m.Digest, m.Size)
+			for _, f := range m.Functions {
+				fmt.Fprintf(cmd.OutOrStdout(), "  %-9s %s\n", f.Kind, f.Name)
+			}
+			return nil
+		},
+	}
+	addClientFlags(cmd, &o)
+	cmd.Flags().StringVar(&name, "name", "", "module name (default: the file name without .wasm)")
+	cmd.Flags().StringVar(&idemKey, "idempotency-key", "", "Idempotency-Key header for a safe retry")
+	return cmd
+}
+
+func newModulesCmd() *cobra.Command {
+	var o clientOptions
+	cmd := &cobra.Command{Use: "modules", Short: "list, inspect and remove deployed modules"}
+	addClientFlags(cmd, &o)
+
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "list deployed modules",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := o.client()
+			if err != nil {
+				return err
+			}
+			var raw json.RawMessage
+			if err := c.do(cmd.Context(), request{method: http.MethodGet, path: "/v1/modules"}, &raw); err != nil {
+				return err
+			}
+			if o.json {
+				_, err := fmt.Fprintln(cmd.OutOrStdout(), string(raw))
+				return err
+			}
+			var page struct {
+				Data []moduleDoc `json:"data"`
+			}
+			if err := json.Unmarshal(raw, &page); err != nil {
+				return fmt.Errorf("decode module list: %w", err)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tDIGEST\tSIZE\tFUNCTIONS")
+			for _, m := range page.Data {
+				names := make([]string, len(m.Functions))
+				for i, f := range m.Functions {
+					names[i] = f.Name
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", m.Name, m.Digest, m.Size, strings.Join(names, ","))
+			}
+			return tw.Flush()
+		},
+	}
+	get := &cobra.Command{
+		Use:   "get NAME",
+		Short: "show one module",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := o.client()
+			if err != nil {
+				return err
+			}
+			var raw json.RawMessage
+			if err := c.do(cmd.Context(), request{method: http.MethodGet, path: "/v1/modules/" + url.PathEscape(args[0])}, &raw); err != nil {
+				return err
+			}
+			return printDoc(cmd.OutOrStdout(), raw, o.json)
+		},
+	}
+	rm := &cobra.Command{
+		Use:   "rm NAME",
+		Short: "remove a module (tasks already pinned to it keep running)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := o.client()
+			if err != nil {
+				return err
+			}
+			if err := c.do(cmd.Context(), request{method: http.MethodDelete, path: "/v1/modules/" + url.PathEscape(args[0])}, nil); err != nil {
+				return err
+			}
+			if !o.json {
+				fmt.Fprintf(cmd.OutOrStdout(), "removed %s\n", args[0])
+			}
+			return nil
+		},
+	}
+	cmd.AddCommand(list, get, rm)
+	return cmd
+}

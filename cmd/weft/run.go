@@ -1,0 +1,125 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/spf13/cobra"
+)
+
+func newRunCmd() *cobra.Command {
+	var o clientOptions
+	var input, inputFile, onRestart, timeout, idemKey string
+	var background bool
+	cmd := &cobra.Command{
+		Use:   "run MODULE FUNCTION",
+		Short: "start a task and print its output (or only its id with --background)",
+		Long: "run starts FUNCTION of MODULE with a JSON input (the typed projection of a Value).\n" +
+			"Without --background it follows the task's events and prints the output\n" +
+			"projection; a failed or cancelled task exits with status 1.",
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch onRestart {
+			case "", "fail", "retry", "resume":
+			default:
+				return usageError{fmt.Errorf("--on-restart must be fail, retry or resume, not %q", onRestart)}
+			}
+			d, err := parseDuration(timeout)
+			if err != nil {
+				return err
+			}
+			env, err := inputEnvelope(cmd.InOrStdin(), input, inputFile, "null")
+			if err != nil {
+				return err
+			}
+			c, err := o.client()
+			if err != nil {
+				return err
+			}
+			req := map[string]any{"module": args[0], "function": args[1], "input": env}
+			if onRestart != "" {
+				req["on_restart"] = onRestart
+			}
+			if d > 0 {
+				req["timeout_ms"] = d.Milliseconds()
+			}
+			body, err := jsonBody(req)
+			if err != nil {
+				return err
+			}
+			h := http.Header{}
+			if idemKey != "" {
+				h.Set("Idempotency-Key", idemKey)
+			}
+			var raw json.RawMessage
+			if err := c.do(cmd.Context(), request{method: http.MethodPost, path: "/v1/tasks", body: body, contentType: "application/json", header: h}, &raw); err != nil {
+				return err
+			}
+			var t taskDoc
+			if err := json.Unmarshal(raw, &t); err != nil {
+				return fmt.Errorf("decode task: %w", err)
+			}
+			out := cmd.OutOrStdout()
+			if background {
+				if o.json {
+					_, err := fmt.Fprintln(out, string(raw))
+					return err
+				}
+				_, err := fmt.Fprintln(out, t.ID)
+				return err
+			}
+			// Follow the task to its end, then print its response.
+			var final []byte
+			err = c.stream(cmd.Context(), "/v1/tasks/"+t.ID+"/events", "", func(ev sseEvent) (bool, error) {
+				if isTerminalEvent(ev.Event) {
+					final = ev.Data
+					return true, nil
+				}
+				return false, nil
+			})
+			if err != nil {
+				return err
+			}
+			var e struct {
+				Response json.RawMessage `json:"data"`
+			}
+			if err := json.Unmarshal(final, &e); err != nil || e.Response == nil {
+				return fmt.Errorf("task %s: event stream ended before the task finished", t.ID)
+			}
+			if o.json {
+				_, err := fmt.Fprintln(out, string(e.Response))
+				return err
+			}
+			var resp struct {
+				Status string          `json:"status"`
+				Output json.RawMessage `json:"output"`
+				Error  *apiError       `json:"error"`
+			}
+			if err := json.Unmarshal(e.Response, &resp); err != nil {
+				return fmt.Errorf("decode response: %w", err)
+			}
+			if resp.Status != "completed" {
+				msg := resp.Status
+				if resp.Error != nil {
+					msg += ": " + resp.Error.Error()
+				}
+				return fmt.Errorf("task %s %s", t.ID, msg)
+			}
+			if len(resp.Output) == 0 {
+				resp.Output = json.RawMessage("null")
+			}
+			_, err = fmt.Fprintln(out, string(resp.Output))
+			return err
+		},
+	}
+	addClientFlags(cmd, &o)
+	f := cmd.Flags()
+	f.StringVar(&input, "input", "", "input as JSON (typed projection); default null")
+	f.StringVar(&inputFile, "input-file", "", "read the input JSON from this file (- for stdin)")
+	f.BoolVar(&background, "background", false, "print the task id and return at once")
+	f.StringVar(&onRestart, "on-restart", "", "what a daemon restart does to the task: fail, retry or resume (default fail)")
+	f.StringVar(&timeout, "timeout", "", "wall-clock limit of one attempt, e.g. 30s")
+	f.StringVar(&idemKey, "idempotency-key", "", "Idempotency-Key header for a safe retry")
+	return cmd
+}

@@ -1,0 +1,297 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weft-run/weft/codec"
+)
+
+// taskDoc is the part of a task document the CLI prints.
+type taskDoc struct {
+	ID        string          `json:"id"`
+	Module    string          `json:"module"`
+	Function  string          `json:"function"`
+	Status    string          `json:"status"`
+	OnRestart string          `json:"on_restart"`
+	Attempt   int             `json:"attempt"`
+	CreatedAt string          `json:"created_at"`
+	Output    json.RawMessage `json:"output"`
+	Error     *apiError       `json:"error"`
+}
+
+// eventDoc is the part of an event the CLI prints.
+type eventDoc struct {
+	SequenceNumber int64           `json:"sequence_number"`
+	Type           string          `json:"type"`
+	CreatedAt      string          `json:"created_at"`
+}
+
+func isTerminalEvent(t string) bool {
+	return t == "response.completed" || t == "response.failed" || t == "response.cancelled"
+}
+
+func newTasksCmd() *cobra.Command {
+	var o clientOptions
+	cmd := &cobra.Command{Use: "tasks", Short: "list, inspect, cancel, signal and watch tasks"}
+	addClientFlags(cmd, &o)
+
+	var status, cursor string
+	var limit int
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "list tasks, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := o.client()
+			if err != nil {
+				return err
+			}
+			q := url.Values{}
+			if status != "" {
+				q.Set("status", status)
+			}
+			if cursor != "" {
+				q.Set("cursor", cursor)
+			}
+			if limit > 0 {
+				q.Set("limit", strconv.Itoa(limit))
+			}
+			var raw json.RawMessage
+			if err := c.do(cmd.Context(), request{method: http.MethodGet, path: "/v1/tasks?" + q.Encode()}, &raw); err != nil {
+				return err
+			}
+			if o.json {
+				_, err := fmt.Fprintln(cmd.OutOrStdout(), string(raw))
+				return err
+			}
+			var page struct {
+				Data       []taskDoc `json:"data"`
+				NextCursor string    `json:"next_cursor"`
+			}
+			if err := json.Unmarshal(raw, &page); err != nil {
+				return fmt.Errorf("decode task list: %w", err)
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tSTATUS\tMODULE\tFUNCTION\tCREATED")
+			for _, t := range page.Data {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, t.Status, t.Module, t.Function, t.CreatedAt)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if page.NextCursor != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "more: weft tasks list --cursor %s\n", page.NextCursor)
+			}
+			return nil
+		},
+	}
+	list.Flags().StringVar(&status, "status", "", "only tasks in this status")
+	list.Flags().StringVar(&cursor, "cursor", "", "continue a listing from this cursor")
+	list.Flags().IntVar(&limit, "limit", 0, "at most this many tasks")
+
+	get := &cobra.Command{
+		Use:   "get TASK_ID",
+		Short: "show one task",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := o.client()
+			if err != nil {
+				return err
+			}
+			var raw json.RawMessage
+			if err := c.do(cmd.Context(), request{method: http.MethodGet, path: "/v1/tasks/" + url.PathEscape(args[0])}, &raw); err != nil {
+				return err
+			}
+			return printDoc(cmd.OutOrStdout(), raw, o.json)
+		},
+	}
+
+	cancel := &cobra.Command{
+		Use:   "cancel TASK_ID",
+		Short: "cancel a task (a finished task stays as it is)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := o.client()
+			if err != nil {
+				return err
+			}
+			var t taskDoc
+			var raw json.RawMessage
+			if err := c.do(cmd.Context(), request{method: http.MethodPost, path: "/v1/tasks/" + url.PathEscape(args[0]) + "/cancel"}, &raw); err != nil {
+				return err
+			}
+			if o.json {
+				_, err := fmt.Fprintln(cmd.OutOrStdout(), string(raw))
+				return err
+			}
+			if err := json.Unmarshal(raw, &t); err != nil {
+				return fmt.Errorf("decode task: %w", err)
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s %s\n", t.ID, t.Status)
+			return err
+		},
+	}
+
+	var sigInput, sigInputFile string
+	signal := &cobra.Command{
+		Use:   "signal TASK_ID NAME",
+		Short: "send a named signal with an optional JSON input to a workflow",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := o.client()
+			if err != nil {
+				return err
+			}
+			env, err := inputEnvelope(cmd.InOrStdin(), sigInput, sigInputFile, "null")
+			if err != nil {
+				return err
+			}
+			body, err := jsonBody(map[string]any{"input": env})
+			if err != nil {
+				return err
+			}
+			var raw json.RawMessage
+			path := "/v1/tasks/" + url.PathEscape(args[0]) + "/signals/" + url.PathEscape(args[1])
+			if err := c.do(cmd.Context(), request{method: http.MethodPost, path: path, body: body, contentType: "application/json"}, &raw); err != nil {
+				return err
+			}
+			if o.json {
+				_, err := fmt.Fprintln(cmd.OutOrStdout(), string(raw))
+				return err
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "signal %s sent to %s\n", args[1], args[0])
+			return err
+		},
+	}
+	signal.Flags().StringVar(&sigInput, "input", "", "signal input as JSON (typed projection)")
+	signal.Flags().StringVar(&sigInputFile, "input-file", "", "read the signal input JSON from this file (- for stdin)")
+
+	var after int64
+	watch := &cobra.Command{
+		Use:   "watch TASK_ID",
+		Short: "stream a task's events live until it ends",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := o.client()
+			if err != nil {
+				return err
+			}
+			status, err := watchTask(cmd.Context(), c, args[0], after, cmd.OutOrStdout(), o.json)
+			if err != nil {
+				return err
+			}
+			if status != "completed" {
+				return exitError{code: 1}
+			}
+			return nil
+		},
+	}
+	watch.Flags().Int64Var(&after, "after", -1, "start after this sequence number")
+
+	cmd.AddCommand(list, get, cancel, signal, watch)
+	return cmd
+}
+
+// watchTask streams the events of task id to w, one line each (or one JSON
+// document each with asJSON), ending with a status line; it returns the
+// terminal status.
+func watchTask(ctx context.Context, c *apiClient, id string, after int64, w io.Writer, asJSON bool) (string, error) {
+	path := "/v1/tasks/" + url.PathEscape(id) + "/events"
+	if after >= 0 {
+		path += "?after=" + strconv.FormatInt(after, 10)
+	}
+	final := ""
+	err := c.stream(ctx, path, "", func(ev sseEvent) (bool, error) {
+		if asJSON {
+			fmt.Fprintln(w, string(ev.Data))
+		} else {
+			var e eventDoc
+			_ = json.Unmarshal(ev.Data, &e)
+			fmt.Fprintf(w, "%4d  %-22s %s\n", e.SequenceNumber, e.Type, e.CreatedAt)
+		}
+		if isTerminalEvent(ev.Event) {
+			final = strings.TrimPrefix(ev.Event, "response.")
+			if !asJSON {
+				printTerminal(w, id, ev.Data)
+			}
+			return true, nil
+		}
+		return false, nil
+	})
+	if err != nil {
+		return "", err
+	}
+	if final == "" {
+		return "", fmt.Errorf("event stream of %s ended before the task finished", id)
+	}
+	return final, nil
+}
+
+// printTerminal prints the status line of a terminal event.
+func printTerminal(w io.Writer, id string, data []byte) {
+	var e struct {
+		Response struct {
+			Status string          `json:"status"`
+			Output json.RawMessage `json:"output"`
+			Error  *apiError       `json:"error"`
+		} `json:"data"`
+	}
+	_ = json.Unmarshal(data, &e)
+	switch {
+	case e.Response.Error != nil:
+		fmt.Fprintf(w, "task %s %s: %s\n", id, e.Response.Status, e.Response.Error.Error())
+	default:
+		fmt.Fprintf(w, "task %s %s\n", id, e.Response.Status)
+	}
+}
+
+// printDoc prints a JSON document from the daemon: as it came with compact,
+// indented otherwise.
+func printDoc(w io.Writer, raw []byte, compact bool) error {
+	if compact {
+		_, err := fmt.Fprintln(w, string(raw))
+		return err
+	}
+	return printJSON(w, json.RawMessage(raw))
+}
+
+// inputEnvelope builds the {codec, blob} envelope of a JSON input given
+// inline, in a file ("-" for r), or def when neither is set.
+func inputEnvelope(r io.Reader, inline, file, def string) (codec.Envelope, error) {
+	if inline != "" && file != "" {
+		return codec.Envelope{}, usageError{fmt.Errorf("--input and --input-file are exclusive")}
+	}
+	data := []byte(def)
+	switch {
+	case inline != "":
+		data = []byte(inline)
+	case file == "-":
+		b, err := io.ReadAll(r)
+		if err != nil {
+			return codec.Envelope{}, fmt.Errorf("read input: %w", err)
+		}
+		data = b
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return codec.Envelope{}, fmt.Errorf("read input: %w", err)
+		}
+		data = b
+	}
+	v, err := codec.ParseProjection(data)
+	if err != nil {
+		return codec.Envelope{}, err
+	}
+	return codec.EncodeEnvelope(v)
+}

@@ -1,0 +1,197 @@
+/*
+ * testkit-c is weft's stock test plugin written in C: the same activities,
+ * inputs, outputs and errors as plugins/testkit (Go), built on the C SDK
+ * (sdk-wasm/c). The host's tests run both and compare them.
+ *
+ *   echo   returns its input unchanged
+ *   sleep  {"ms": N}: sleeps N ms, polling for cancellation every 5 ms;
+ *          cancelled, it fails with the non-retryable type "cancelled"
+ *   spin   loops forever; only the host's timeout or cancellation stops it
+ *   fail   {"type", "message", "non_retryable"}: returns that typed error
+ *   trap   executes the wasm instruction unreachable
+ *   grow   allocates 1 MiB blocks until the memory limit stops it
+ *   count  {"to": N, "checkpoint_every": K}: counts from the last
+ *          checkpoint (or 0) to N, checkpointing every K steps, and returns
+ *          {"count": N, "resumed_from": M}
+ *
+ * Build (the committed testkit-c.wasm is this command's output, run from
+ * the repository root by scripts/build-wasm-c.sh):
+ *
+ *   clang --target=wasm32-wasi -O2 -mexec-model=reactor -std=c11 -Wall -Wextra \
+ *         -I sdk-wasm/c -Wl,--strip-all -o plugins/testkit-c/testkit-c.wasm \
+ *         plugins/testkit-c/testkit.c sdk-wasm/c/weft.c
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "weft.h"
+
+/* ----------------------------------------------------------------------
+ * Input fields. Like the Go SDK's conversion of a map into a struct: a
+ * null input or a missing or null field leaves the zero value, unknown
+ * keys are ignored, a later repeated key wins, and a field of another kind
+ * (or an input that is neither a map nor null) fails the call with the
+ * non-retryable type "weft.invalid_input".
+ * -------------------------------------------------------------------- */
+
+/* invalid fails the call: "<field>: cannot store a <kind> value in a <want>". */
+static weft_value *invalid(const char *field, const weft_value *v, const char *want) {
+    char text[160] = "";
+    if (field) {
+        strncat(text, field, 60);
+        strcat(text, ": ");
+    }
+    strcat(text, "cannot store a ");
+    strcat(text, weft_kind_name(weft_kind_of(v)));
+    strcat(text, " value in a ");
+    strcat(text, want);
+    return weft_error("weft.invalid_input", text, true, NULL);
+}
+
+/* fields checks that input is a map or null; it fails the call otherwise. */
+static bool fields(const weft_value *input, const char *want) {
+    weft_kind k = weft_kind_of(input);
+    if (k == WEFT_KIND_MAP || k == WEFT_KIND_NULL) return true;
+    invalid(NULL, input, want);
+    return false;
+}
+
+/* field returns the value of the last entry called key, or NULL. */
+static const weft_value *field(const weft_value *input, const char *key) {
+    const weft_value *found = NULL;
+    for (size_t i = 0; i < weft_len(input); i++)
+        if (strcmp(weft_map_key_at(input, i, NULL), key) == 0) found = weft_map_value_at(input, i);
+    return found;
+}
+
+static bool long_field(const weft_value *input, const char *key, int64_t *out) {
+    const weft_value *v = field(input, key);
+    *out = 0;
+    if (weft_is_null(v) || weft_as_long(v, out)) return true;
+    invalid(key, v, "long");
+    return false;
+}
+
+static bool string_field(const weft_value *input, const char *key, const char **out) {
+    const weft_value *v = field(input, key);
+    *out = "";
+    if (weft_is_null(v) || weft_as_string(v, out, NULL)) return true;
+    invalid(key, v, "string");
+    return false;
+}
+
+static bool bool_field(const weft_value *input, const char *key, bool *out) {
+    const weft_value *v = field(input, key);
+    *out = false;
+    if (weft_is_null(v) || weft_as_bool(v, out)) return true;
+    invalid(key, v, "boolean");
+    return false;
+}
+
+/* ----------------------------------------------------------------------
+ * Activities
+ * -------------------------------------------------------------------- */
+
+static weft_value *echo(weft_value *input) { return input; }
+
+/* sleep_slice_ns is how often sleep checks for cancellation. */
+#define SLEEP_SLICE_NS 5000000LL
+
+static int64_t monotonic_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static weft_value *sleep_ms(weft_value *input) {
+    int64_t ms;
+    if (!fields(input, "sleep input") || !long_field(input, "ms", &ms)) return NULL;
+    if (ms > INT64_MAX / 1000000) ms = INT64_MAX / 1000000;
+    int64_t deadline = monotonic_ns() + ms * 1000000;
+    for (;;) {
+        if (weft_cancelled()) return weft_error("cancelled", "sleep cancelled", true, NULL);
+        int64_t left = deadline - monotonic_ns();
+        if (left <= 0) return weft_null();
+        if (left > SLEEP_SLICE_NS) left = SLEEP_SLICE_NS;
+        struct timespec ts = {0, (long)left};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* spins counts spin's iterations, so the loop has an effect. */
+static volatile uint64_t spins;
+
+static weft_value *spin(weft_value *input) {
+    (void)input;
+    for (;;) spins++;
+}
+
+static weft_value *fail(weft_value *input) {
+    const char *type, *message;
+    bool non_retryable;
+    if (!fields(input, "fail input") || !string_field(input, "type", &type) || !string_field(input, "message", &message) ||
+        !bool_field(input, "non_retryable", &non_retryable))
+        return NULL;
+    return weft_error(type, message, non_retryable, NULL);
+}
+
+static weft_value *trap(weft_value *input) {
+    (void)input;
+    __builtin_trap();
+}
+
+/* hoard keeps grow's allocations alive. */
+static void **hoard;
+static size_t hoard_len;
+
+static weft_value *grow(weft_value *input) {
+    (void)input;
+    for (;;) {
+        char *b = malloc(1 << 20);
+        void **h = realloc(hoard, (hoard_len + 1) * sizeof *hoard);
+        if (!b || !h) __builtin_trap(); /* the memory limit: the host reports memory_limit */
+        b[(1 << 20) - 1] = 1;
+        hoard = h;
+        hoard[hoard_len++] = b;
+    }
+}
+
+static weft_value *count(weft_value *input) {
+    int64_t to, every, from = 0;
+    if (!fields(input, "count input") || !long_field(input, "to", &to) || !long_field(input, "checkpoint_every", &every))
+        return NULL;
+    weft_value *last;
+    if (weft_last_checkpoint(&last) != WEFT_OK) return weft_error("error", weft_codec_message(), false, NULL);
+    if (last && !weft_is_null(last) && !weft_as_long(last, &from)) {
+        weft_value *e = weft_error("error", "the checkpoint is not a long", false, NULL);
+        weft_value_free(last);
+        return e;
+    }
+    weft_value_free(last);
+    int64_t n = from;
+    while (n < to) {
+        n++;
+        if (every > 0 && n % every == 0) {
+            weft_value *v = weft_long(n);
+            weft_checkpoint(v); /* a long always encodes */
+            weft_value_free(v);
+        }
+    }
+    weft_value *outv = weft_map();
+    weft_map_put(outv, "count", weft_long(n));
+    weft_map_put(outv, "resumed_from", weft_long(from));
+    return outv;
+}
+
+WEFT_INIT(register_activities) {
+    weft_register_activity("echo", echo);
+    weft_register_activity("sleep", sleep_ms);
+    weft_register_activity("spin", spin);
+    weft_register_activity("fail", fail);
+    weft_register_activity("trap", trap);
+    weft_register_activity("grow", grow);
+    weft_register_activity("count", count);
+}

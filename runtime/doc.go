@@ -1,0 +1,77 @@
+// Package runtime is the durable-execution engine of weft: the task state
+// machine, the workers that run plugin functions, retries, cancellation,
+// start-up recovery, retention, the event broker, authentication, pairing
+// and idempotency. It persists everything through store.Store and reaches
+// plugins through its own small Executor interface, which the daemon
+// satisfies with the wazero host; it never imports the host, the SQLite
+// backend or the HTTP layer (house style rule 4).
+//
+// # Tasks
+//
+// A task moves queued → loading → running → completed | failed |
+// cancelled, with cancelling on the way to cancelled (BRIEF §3.3). Every
+// move is one atomic store operation that writes the status and its event
+// together (persistence §11.2):
+//
+//   - TaskCreate persists the task and its response.created event before it
+//     returns, then wakes the scheduler through a channel.
+//   - The scheduler claims queued tasks for idle workers (store.TaskClaim:
+//     queued → loading, fair across clients). A worker loads the module (the
+//     first task of a digest reads and compiles it), moves the task to
+//     running, calls the plugin through Executor.Call, and completes or
+//     fails the task with a compare-and-set.
+//   - A failed attempt is retried by the task's retry policy: exponential
+//     backoff with jitter, a maximum interval and a maximum number of
+//     attempts, error types that are never retried, a per-attempt timeout
+//     and a total timeout. A retry moves the task back to queued with a
+//     not_before time and arms the scheduler's timer for that time; nothing
+//     polls.
+//   - TaskCancel cancels a queued or loading task at once; a running one
+//     goes through cancelling: its call's context is cancelled and the
+//     worker writes cancelled. Of a cancel racing a completion exactly one
+//     wins; cancelling a finished task succeeds and changes nothing.
+//
+// # Start-up and shutdown
+//
+// Open applies the persistence §11.3 recovery table through the store and
+// continues the running tasks of policy resume from their last checkpoint
+// (Call.Checkpoint); plugins save checkpoints with Call.SaveCheckpoint.
+// Close stops claiming, cancels the calls in progress and leaves their
+// tasks as they are, for the next start's recovery to handle by their
+// on_restart policy; it returns within Config.ShutdownTimeout (10 s). A
+// retention loop purges finished tasks past the retention period in small
+// batches and never touches an unfinished task.
+//
+// # Events
+//
+// EventSubscribe replays a task's log from any sequence number and then
+// delivers each new event right after its commit, exactly once and in
+// order, until the terminal event.
+//
+// # Access
+//
+// Clients authenticate with bearer tokens (TokenPrefix and 32 random bytes)
+// that are stored only as SHA-256 hashes and compared in constant time.
+// Bootstrap writes the admin token to DIR/admin.token (mode 0600) on first
+// start; PairingCreate and Pair enrol other clients through single-use,
+// expiring, rate-limited codes. Task methods take the calling *Principal:
+// they check its scope and hide another client's tasks as not found.
+// IdempotencyBegin, IdempotencyComplete and IdempotencyRelease let the HTTP
+// layer replay the answer of a request repeated with the same
+// Idempotency-Key.
+//
+// # Errors
+//
+// Every error meant for clients carries a Code (see ErrorCode and
+// ErrorMessage); the HTTP layer maps codes to statuses.
+//
+// # Usage
+//
+//	eng, err := runtime.New(runtime.Config{Store: db, Executor: exec, Modules: files, Logger: log})
+//	if err != nil { ... }
+//	if err := eng.Open(ctx); err != nil { ... }
+//	defer eng.Close(context.Background())
+//	t, err := eng.TaskCreate(ctx, &runtime.TaskCreateParams{
+//		ClientID: who.ClientID, Module: "echo", Function: "echo", Input: env,
+//	})
+package runtime

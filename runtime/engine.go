@@ -1,0 +1,217 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/weft-run/weft/store"
+)
+
+// Engine is the durable-execution engine: it owns the task state machine,
+// the workers that run tasks through the Executor, start-up recovery,
+// retention, the event broker, authentication and idempotency. Create it
+// with New, start it with Open and stop it with Close. All methods are safe
+// for concurrent use.
+type Engine struct {
+	cfg     Config
+	log     hclog.Logger
+	store   store.Store
+	exec    Executor
+	files   ModuleFiles
+	metrics *Metrics
+
+	mu      sync.Mutex // guards state
+	state   engineState
+	runCtx  context.Context // lives from Open to Close
+	stop    context.CancelCauseFunc
+	wg      sync.WaitGroup
+	stopped chan struct{} // closed when every goroutine of Open returned
+
+	sched   *scheduler
+	running runningCalls
+	modules moduleCache
+	loads   loadCache
+	pairing *rateLimiter
+	loggers sync.Map // module name → hclog.Logger
+	svc     atomic.Pointer[store.ServiceConfig]
+}
+
+type engineState int
+
+const (
+	stateNew engineState = iota
+	stateOpen
+	stateClosed
+)
+
+// errShutdown is the cancellation cause of everything the engine runs when
+// Close is called: a call stopped for it leaves its task to start-up
+// recovery.
+var errShutdown = errors.New("engine shutting down")
+
+// New validates cfg and returns an engine that is not yet running; see Open.
+func New(cfg Config) (*Engine, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{
+		cfg:     cfg,
+		log:     cfg.Logger.Named("runtime"),
+		store:   cfg.Store,
+		exec:    cfg.Executor,
+		files:   cfg.Modules,
+		metrics: cfg.Metrics,
+		stopped: make(chan struct{}),
+		pairing: newRateLimiter(cfg.PairingRate, time.Minute),
+	}
+	e.running.m = make(map[string]context.CancelCauseFunc)
+	e.modules.m = make(map[string]*store.Module)
+	e.loads.m = make(map[string]*loadEntry)
+	e.sched = newScheduler(e)
+	if e.metrics != nil {
+		e.metrics.attach(e.store)
+	}
+	return e, nil
+}
+
+// Open starts the engine. It first applies the start-up recovery of
+// persistence §11.3 through the store (the daemon runs the payload
+// preflight before), then starts the workers, the scheduler and the
+// retention loop, and lets the running tasks with policy resume continue
+// from their last checkpoint. Open may be called once; it returns an error
+// when the recovery fails, in which case the engine stays closed.
+func (e *Engine) Open(ctx context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.state != stateNew {
+		return errors.New("open engine: already opened")
+	}
+	resumed, err := e.recoverTasks(ctx)
+	if err != nil {
+		return fmt.Errorf("open engine: %w", err)
+	}
+	e.runCtx, e.stop = context.WithCancelCause(context.Background())
+	for range e.cfg.Workers {
+		e.wg.Add(1)
+		go e.worker()
+	}
+	e.wg.Add(2)
+	go e.sched.run(e.runCtx)
+	go e.retentionLoop(e.runCtx)
+	if len(resumed) > 0 {
+		e.wg.Add(1)
+		go e.resume(e.runCtx, resumed)
+	}
+	go func() {
+		e.wg.Wait()
+		close(e.stopped)
+	}()
+	e.state = stateOpen
+	e.log.Info("engine open", "workers", e.cfg.Workers, "resumed", len(resumed))
+	return nil
+}
+
+// Close stops the engine: it stops claiming tasks, cancels the plugin calls
+// in progress and leaves their tasks as they are, for start-up recovery to
+// handle by their on_restart policy at the next Open. It waits for every
+// goroutine of the engine until ctx ends or Config.ShutdownTimeout passes,
+// whichever comes first, and then says what is still running. Close is
+// idempotent; it does not close the store.
+func (e *Engine) Close(ctx context.Context) error {
+	e.mu.Lock()
+	switch e.state {
+	case stateNew:
+		e.state = stateClosed
+		close(e.stopped)
+		e.mu.Unlock()
+		return nil
+	case stateOpen:
+		e.state = stateClosed
+		e.stop(errShutdown)
+	}
+	e.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.ShutdownTimeout)
+	defer cancel()
+	select {
+	case <-e.stopped:
+		e.log.Info("engine closed")
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("close engine: %d plugin calls still running: %w", e.running.len(), ctx.Err())
+	}
+}
+
+// Ready reports whether the engine is open and accepting work.
+func (e *Engine) Ready() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.state == stateOpen
+}
+
+// now returns the engine's clock.
+func (e *Engine) now() time.Time { return e.cfg.Now() }
+
+// checkOpen returns ErrClosed unless the engine is open.
+func (e *Engine) checkOpen() error {
+	if !e.Ready() {
+		return ErrClosed
+	}
+	return nil
+}
+
+// internal wraps an unexpected error as an internal *Error; the message
+// shown to clients stays generic, the cause is kept for the logs.
+func internal(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var re *Error
+	if errors.As(err, &re) {
+		return err
+	}
+	return &Error{Code: CodeInternal, Err: fmt.Errorf("%s: %w", op, err)}
+}
+
+// runningCalls maps the id of each task whose plugin call is in progress
+// to the function that cancels the call.
+type runningCalls struct {
+	mu sync.Mutex
+	m  map[string]context.CancelCauseFunc
+}
+
+func (r *runningCalls) add(id string, cancel context.CancelCauseFunc) {
+	r.mu.Lock()
+	r.m[id] = cancel
+	r.mu.Unlock()
+}
+
+func (r *runningCalls) remove(id string) {
+	r.mu.Lock()
+	delete(r.m, id)
+	r.mu.Unlock()
+}
+
+// cancel cancels the call of task id, if one is in progress, with cause.
+func (r *runningCalls) cancel(id string, cause error) bool {
+	r.mu.Lock()
+	c, ok := r.m[id]
+	r.mu.Unlock()
+	if ok {
+		c(cause)
+	}
+	return ok
+}
+
+func (r *runningCalls) len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.m)
+}

@@ -1,0 +1,103 @@
+package runtime
+
+import (
+	"context"
+	"time"
+)
+
+// Executor runs plugin functions. The engine declares it and the daemon
+// adapts the wazero host to it (house style rule 5), so package runtime never
+// imports the host.
+//
+// Both methods must be safe for concurrent use: the engine calls Call from
+// many workers at once.
+type Executor interface {
+	// Compile validates a module (WebAssembly, ABI version, exports,
+	// manifest) and returns what it exports. Compiling the bytes of a module
+	// already compiled must be cheap (a cache hit by digest): the engine
+	// calls Compile when a worker first loads a module, and a later Call of
+	// the same digest should reuse the compiled form. An invalid module
+	// gives an error with code CodeModuleInvalid.
+	Compile(ctx context.Context, wasm []byte) (*ModuleInfo, error)
+	// Call runs one function to its end. An application error of the plugin
+	// (a typed error it returned) is a CallResult with Error set and a nil
+	// error. A failure on the host side is a non-nil error whose code (see
+	// ErrorCode) says what happened: CodeTrap, CodeMemoryLimit, CodeTimeout
+	// (the call's deadline), CodeCancelled (ctx was cancelled),
+	// CodeFunctionNotFound, CodeModuleInvalid, a codec code for a bad input
+	// or output frame, or CodeInternal. ctx must reach the guest: the call
+	// stops soon after ctx is done.
+	//
+	// The engine reuses call for the next task of the same worker once Call
+	// returns: the Executor must not keep it, nor any slice in it.
+	Call(ctx context.Context, call *Call) (*CallResult, error)
+}
+
+// ModuleInfo is what Executor.Compile found in a module.
+type ModuleInfo struct {
+	// Functions are the functions the module exports.
+	Functions []Function
+}
+
+// Function is one function a module exports.
+type Function struct {
+	// Name is the function name.
+	Name string
+	// Kind is "activity" or "workflow".
+	Kind string
+}
+
+// Call is one invocation of a plugin function.
+type Call struct {
+	// TaskID is the task the call runs for.
+	TaskID string
+	// Attempt is the task's attempt counter, 1 for the first attempt.
+	Attempt int
+	// Module is the module name.
+	Module string
+	// Digest is the pinned module digest, "sha256:<hex>".
+	Digest string
+	// Function is the function to run.
+	Function string
+	// Wasm returns the module bytes, verified against Digest, for an
+	// Executor that has no compiled form of Digest cached.
+	Wasm func(ctx context.Context) ([]byte, error)
+	// Input is the function's argument, a single-object Avro frame.
+	Input []byte
+	// Checkpoint is the last checkpoint the task saved (a frame), when a
+	// resumed task continues from it (persistence §11.3); nil otherwise.
+	Checkpoint []byte
+	// Timeout is the time left for this call; zero means no limit. ctx
+	// carries the same deadline.
+	Timeout time.Duration
+	// Log forwards a guest log line at level ("trace", "debug", "info",
+	// "warn" or "error") to the task's logger.
+	Log func(level, msg string)
+	// SaveCheckpoint durably stores frame as the task's checkpoint before it
+	// returns. It fails with CodeConflict when the task is no longer
+	// running.
+	SaveCheckpoint func(ctx context.Context, frame []byte) error
+}
+
+// CallResult is the outcome of a call that ran to its end.
+type CallResult struct {
+	// Output is the function's result, a single-object Avro frame, when
+	// Error is nil. The engine owns it once Call returns.
+	Output []byte
+	// Error is the application error the function returned, or nil.
+	Error *PluginError
+}
+
+// PluginError is a typed application error a plugin returned (house style
+// rule 17).
+type PluginError struct {
+	// Type is the plugin's stable error type, matched against a retry
+	// policy's non-retryable error types.
+	Type string
+	// Message explains the error.
+	Message string
+	// NonRetryable tells the engine never to retry the task.
+	NonRetryable bool
+	// Details is an optional frame with details, nil if none.
+	Details []byte
+}

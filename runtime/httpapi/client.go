@@ -1,0 +1,148 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/store"
+)
+
+// pairingRequest is the body of POST /v1/pairings.
+type pairingRequest struct {
+	Scopes     []string `json:"scopes"`
+	TTLSeconds int64    `json:"ttl_seconds"`
+}
+
+// pairingDoc is a fresh one-time pairing code.
+type pairingDoc struct {
+	Object    string    `json:"object"`
+	Code      string    `json:"code"`
+	Scopes    []string  `json:"scopes"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// pairRequest is the body of POST /v1/pair.
+type pairRequest struct {
+	Code string `json:"code"`
+	Name string `json:"name"`
+}
+
+// pairDoc is a newly paired client with its token, shown only here.
+type pairDoc struct {
+	Object   string   `json:"object"`
+	ClientID string   `json:"client_id"`
+	Name     string   `json:"name"`
+	Token    string   `json:"token"`
+	Scopes   []string `json:"scopes"`
+}
+
+// clientDoc is a paired client as the API shows it; never its token.
+type clientDoc struct {
+	ID        string     `json:"id"`
+	Object    string     `json:"object"`
+	Name      string     `json:"name"`
+	Scopes    []string   `json:"scopes"`
+	CreatedAt time.Time  `json:"created_at"`
+	RevokedAt *time.Time `json:"revoked_at"`
+}
+
+func clientDocOf(c *store.Client) *clientDoc {
+	d := &clientDoc{
+		ID:        c.ID,
+		Object:    "client",
+		Name:      c.Name,
+		Scopes:    c.Scopes,
+		CreatedAt: c.CreatedAt.UTC(),
+		RevokedAt: timeOrNil(c.RevokedAt),
+	}
+	if d.Scopes == nil {
+		d.Scopes = []string{}
+	}
+	return d
+}
+
+// handlePairingCreate issues a one-time pairing code: POST /v1/pairings
+// (admin) answers 201 with the code, its scopes and its expiry. Without
+// scopes the code grants runtime.DefaultPairingScopes; without ttl_seconds it
+// lives for the engine's default.
+func (s *Server) handlePairingCreate(w http.ResponseWriter, r *http.Request) {
+	var q pairingRequest
+	if err := decodeJSON(r, &q); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	maxTTL := int64(runtime.MaxPairingTTL / time.Second)
+	if q.TTLSeconds < 0 || q.TTLSeconds > maxTTL {
+		s.writeError(w, r, errorf(runtime.CodeInvalid, "ttl_seconds", "ttl_seconds must be from 0 to %d", maxTTL))
+		return
+	}
+	p, err := s.engine.PairingCreate(r.Context(), principal(r), q.Scopes, time.Duration(q.TTLSeconds)*time.Second)
+	if err != nil {
+		s.writeError(w, r, renameParam(err, "ttl", "ttl_seconds"))
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	s.writeJSON(w, http.StatusCreated, pairingDoc{Object: "pairing", Code: p.Code, Scopes: p.Scopes, ExpiresAt: p.ExpiresAt.UTC()})
+}
+
+// handlePair exchanges a pairing code for a client token: POST /v1/pair needs
+// no credential; it answers 201 with the client id, the token (shown only
+// this once) and the scopes. Codes are single-use and expire, and attempts
+// are rate-limited (429 rate_limited).
+func (s *Server) handlePair(w http.ResponseWriter, r *http.Request) {
+	var q pairRequest
+	if err := decodeJSON(r, &q); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if q.Code == "" {
+		s.writeError(w, r, errorf(runtime.CodeInvalid, "code", "code is required"))
+		return
+	}
+	p, err := s.engine.Pair(r.Context(), q.Code, q.Name)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	s.writeJSON(w, http.StatusCreated, pairDoc{Object: "client_token", ClientID: p.ClientID, Name: p.Name, Token: p.Token, Scopes: p.Scopes})
+}
+
+// handleClientList lists the paired clients: GET /v1/clients (admin).
+func (s *Server) handleClientList(w http.ResponseWriter, r *http.Request) {
+	clients, err := s.engine.ClientList(r.Context(), principal(r))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	page := listDoc[*clientDoc]{Object: "list", Data: make([]*clientDoc, 0, len(clients))}
+	for _, c := range clients {
+		page.Data = append(page.Data, clientDocOf(c))
+	}
+	s.writeJSON(w, http.StatusOK, page)
+}
+
+// handleClientGet returns one client: GET /v1/clients/{id} (admin).
+func (s *Server) handleClientGet(w http.ResponseWriter, r *http.Request) {
+	c, err := s.engine.ClientGet(r.Context(), principal(r), chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, http.StatusOK, clientDocOf(c))
+}
+
+// handleClientDelete revokes a client: DELETE /v1/clients/{id} (admin)
+// answers 200 with the revoked client; its token fails from the next request
+// on. Revoking twice keeps the first revocation time.
+func (s *Server) handleClientDelete(w http.ResponseWriter, r *http.Request) {
+	c, err := s.engine.ClientRevoke(r.Context(), principal(r), chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, http.StatusOK, clientDocOf(c))
+}

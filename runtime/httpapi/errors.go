@@ -1,0 +1,157 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/runtime"
+)
+
+// Codes that only the HTTP layer produces. They share runtime.Code so that
+// every error body is built the same way.
+const (
+	codeMethodNotAllowed runtime.Code = "method_not_allowed"
+	codeNotReady         runtime.Code = "not_ready"
+)
+
+// statusByCode is the one table from error code to HTTP status (house style
+// rule 10: the mapping lives only here). A code missing from the table is a
+// server error (500).
+//
+// Payload codes (Avro Value protocol: error codes) split in three: an input
+// that is not an envelope at all (not an object, a missing or non-string
+// blob, an extra member) makes the request itself malformed (400); a
+// well-formed envelope whose codec, base64, frame or value breaks a rule of
+// the protocol is understood but cannot be processed (422); a value past the
+// size or depth limit is too large (413).
+var statusByCode = map[runtime.Code]int{
+	runtime.CodeInvalid:                http.StatusBadRequest,
+	runtime.CodeNotFound:               http.StatusNotFound,
+	runtime.CodeModuleNotFound:         http.StatusNotFound,
+	runtime.CodeFunctionNotFound:       http.StatusNotFound,
+	runtime.CodeConflict:               http.StatusConflict,
+	runtime.CodeTaskNotFinished:        http.StatusConflict,
+	runtime.CodeSignalTargetFinished:   http.StatusConflict,
+	runtime.CodeIdempotencyKeyInFlight: http.StatusConflict,
+	runtime.CodeIdempotencyKeyReused:   http.StatusUnprocessableEntity,
+	runtime.CodeModuleInvalid:          http.StatusUnprocessableEntity,
+	runtime.CodePayloadTooLarge:        http.StatusRequestEntityTooLarge,
+	runtime.CodeMissingCredential:      http.StatusUnauthorized,
+	runtime.CodeInvalidCredential:      http.StatusUnauthorized,
+	runtime.CodeInsufficientScope:      http.StatusForbidden,
+	runtime.CodeRateLimited:            http.StatusTooManyRequests,
+	runtime.CodePairingExpired:         http.StatusBadRequest,
+	runtime.CodePairingUsed:            http.StatusConflict,
+	runtime.CodeUnavailable:            http.StatusServiceUnavailable,
+	runtime.CodeServerRestarted:        http.StatusServiceUnavailable,
+	runtime.CodeCancelled:              http.StatusServiceUnavailable,
+	runtime.CodeTimeout:                http.StatusGatewayTimeout,
+	runtime.CodeInternal:               http.StatusInternalServerError,
+
+	runtime.Code(codec.CodeInvalidPayloadEnvelope):   http.StatusBadRequest,
+	runtime.Code(codec.CodeInvalidProjection):        http.StatusBadRequest,
+	runtime.Code(codec.CodeUnsupportedPayloadCodec):  http.StatusUnprocessableEntity,
+	runtime.Code(codec.CodeUnsupportedPayloadSchema): http.StatusUnprocessableEntity,
+	runtime.Code(codec.CodeInvalidPayloadFraming):    http.StatusUnprocessableEntity,
+	runtime.Code(codec.CodeInvalidMapKey):            http.StatusUnprocessableEntity,
+	runtime.Code(codec.CodeIntegerOverflow):          http.StatusUnprocessableEntity,
+	runtime.Code(codec.CodeNonFiniteFloat):           http.StatusUnprocessableEntity,
+	runtime.Code(codec.CodePayloadLimit):             http.StatusRequestEntityTooLarge,
+
+	codeMethodNotAllowed: http.StatusMethodNotAllowed,
+	codeNotReady:         http.StatusServiceUnavailable,
+}
+
+// statusOf returns the HTTP status for an error code.
+func statusOf(code runtime.Code) int {
+	if s, ok := statusByCode[code]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// errorType returns the error-body type for an HTTP status, following the
+// Responses convention (api-conventions §4).
+func errorType(status int) string {
+	switch {
+	case status == http.StatusUnauthorized:
+		return "authentication_error"
+	case status == http.StatusForbidden:
+		return "permission_error"
+	case status == http.StatusTooManyRequests:
+		return "rate_limit_error"
+	case status >= 500:
+		return "server_error"
+	default:
+		return "invalid_request_error"
+	}
+}
+
+// errorBody is the JSON shape of every failed request:
+// {"error":{"type","code","message","param"}}.
+type errorBody struct {
+	Error errorObject `json:"error"`
+}
+
+type errorObject struct {
+	Type    string  `json:"type"`
+	Code    string  `json:"code"`
+	Message string  `json:"message"`
+	Param   *string `json:"param"`
+}
+
+// errorf returns a runtime error with a code, a parameter name and a message.
+func errorf(code runtime.Code, param, format string, args ...any) error {
+	e := runtime.Errorf(code, format, args...)
+	e.Param = param
+	return e
+}
+
+// withParam names param as the culprit of err unless err names one already.
+func withParam(err error, param string) error {
+	if err == nil || runtime.ErrorParam(err) != "" {
+		return err
+	}
+	return &runtime.Error{Code: runtime.ErrorCode(err), Message: runtime.ErrorMessage(err), Param: param, Err: err}
+}
+
+// renameParam renames the param of err from the engine's name to the
+// request's name.
+func renameParam(err error, from, to string) error {
+	if runtime.ErrorParam(err) != from {
+		return err
+	}
+	return &runtime.Error{Code: runtime.ErrorCode(err), Message: runtime.ErrorMessage(err), Param: to, Err: err}
+}
+
+// writeError writes err as a JSON error body with the status the table gives
+// its code. Server errors are logged here, once, and their message never
+// shows internals.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	code := runtime.ErrorCode(err)
+	status := statusOf(code)
+	msg := runtime.ErrorMessage(err)
+	if status >= 500 {
+		if r.Context().Err() != nil {
+			s.log.Debug("request abandoned", "method", r.Method, "path", r.URL.Path, "error", err)
+		} else {
+			s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "code", string(code), "error", err)
+		}
+		if code == runtime.CodeInternal || msg == "" {
+			msg = http.StatusText(status)
+		}
+	}
+	body := errorBody{Error: errorObject{Type: errorType(status), Code: string(code), Message: msg}}
+	if p := runtime.ErrorParam(err); p != "" {
+		body.Error.Param = &p
+	}
+	switch code {
+	case runtime.CodeMissingCredential:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="weft"`)
+	case runtime.CodeInvalidCredential:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="weft", error="invalid_token"`)
+	case runtime.CodeInsufficientScope:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="weft", error="insufficient_scope"`)
+	}
+	s.writeJSON(w, status, body)
+}

@@ -1,0 +1,243 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"time"
+
+	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/store"
+)
+
+// fakeEngine is an Engine whose every method is a func field, for failure
+// injection: a test sets the fields it needs. A method whose field is nil
+// answers not_found, so a forgotten field fails the test visibly.
+type fakeEngine struct {
+	ReadyFunc               func() bool
+	ModuleDeployFunc        func(ctx context.Context, name string, wasm []byte) (*store.Module, error)
+	ModuleGetFunc           func(ctx context.Context, name string) (*store.Module, error)
+	ModuleListFunc          func(ctx context.Context) ([]*store.Module, error)
+	ModuleDeleteFunc        func(ctx context.Context, name string) error
+	TaskCreateFunc          func(ctx context.Context, p *runtime.TaskCreateParams) (*store.Task, error)
+	TaskRunFunc             func(ctx context.Context, p *runtime.TaskCreateParams) (*store.Response, error)
+	TaskGetFunc             func(ctx context.Context, who *runtime.Principal, id string) (*store.Task, error)
+	TaskListFunc            func(ctx context.Context, who *runtime.Principal, p *runtime.TaskListParams) ([]*store.Task, string, error)
+	TaskCancelFunc          func(ctx context.Context, who *runtime.Principal, id string) (*store.Task, error)
+	TaskSignalFunc          func(ctx context.Context, who *runtime.Principal, id, name string, payload codec.Envelope) error
+	EventListFunc           func(ctx context.Context, who *runtime.Principal, id string, after int64, limit int) ([]*store.Event, error)
+	EventSubscribeFunc      func(ctx context.Context, who *runtime.Principal, id string, after int64) (<-chan *store.Event, error)
+	ResponseGetFunc         func(ctx context.Context, who *runtime.Principal, id string) (*store.Response, error)
+	AuthenticateFunc        func(ctx context.Context, token string) (*runtime.Principal, error)
+	PairingCreateFunc       func(ctx context.Context, who *runtime.Principal, scopes []string, ttl time.Duration) (*runtime.Pairing, error)
+	PairFunc                func(ctx context.Context, code, name string) (*runtime.Paired, error)
+	ClientListFunc          func(ctx context.Context, who *runtime.Principal) ([]*store.Client, error)
+	ClientGetFunc           func(ctx context.Context, who *runtime.Principal, id string) (*store.Client, error)
+	ClientRevokeFunc        func(ctx context.Context, who *runtime.Principal, id string) (*store.Client, error)
+	IdempotencyBeginFunc    func(ctx context.Context, clientID, key string, digest []byte) (*runtime.Replay, error)
+	IdempotencyCompleteFunc func(ctx context.Context, clientID, key string, status int, body []byte) error
+	IdempotencyReleaseFunc  func(ctx context.Context, clientID, key string) error
+}
+
+var _ Engine = (*fakeEngine)(nil)
+
+var errFakeUnset = runtime.Errorf(runtime.CodeNotFound, "fake engine: method not set")
+
+func (f *fakeEngine) Ready() bool {
+	if f.ReadyFunc == nil {
+		return true
+	}
+	return f.ReadyFunc()
+}
+
+func (f *fakeEngine) ModuleDeploy(ctx context.Context, name string, wasm []byte) (*store.Module, error) {
+	if f.ModuleDeployFunc == nil {
+		return nil, errFakeUnset
+	}
+	return f.ModuleDeployFunc(ctx, name, wasm)
+}
+
+func (f *fakeEngine) ModuleGet(ctx context.Context, name string) (*store.Module, error) {
+	if f.ModuleGetFunc == nil {
+		return nil, errFakeUnset
+	}
+	return f.ModuleGetFunc(ctx, name)
+}
+
+func (f *fakeEngine) ModuleList(ctx context.Context) ([]*store.Module, error) {
+	if f.ModuleListFunc == nil {
+		return nil, errFakeUnset
+	}
+	return f.ModuleListFunc(ctx)
+}
+
+func (f *fakeEngine) ModuleDelete(ctx context.Context, name string) error {
+	if f.ModuleDeleteFunc == nil {
+		return errFakeUnset
+	}
+	return f.ModuleDeleteFunc(ctx, name)
+}
+
+func (f *fakeEngine) TaskCreate(ctx context.Context, p *runtime.TaskCreateParams) (*store.Task, error) {
+	if f.TaskCreateFunc == nil {
+		return nil, errFakeUnset
+	}
+	return f.TaskCreateFunc(ctx, p)
+}
+
+func (f *fakeEngine) TaskRun(ctx context.Context, p *runtime.TaskCreateParams) (*store.Response, error) {
+	if f.TaskRunFunc == nil {
+		return nil, errFakeUnset
+	}
+	return f.TaskRunFunc(ctx, p)
+}
+
+func (f *fakeEngine) TaskGet(ctx context.Context, who *runtime.Principal, id string) (*store.Task, error) {
+	if f.TaskGetFunc == nil {
+		return nil, errFakeUnset
+	}
+	return f.TaskGetFunc(ctx, who, id)
+}
+
+func (f *fakeEngine) TaskList(ctx context.Context, who *runtime.Principal, p *runtime.TaskListParams) ([]*store.Task, string, error) {
+	if f.TaskListFunc == nil {
+		return nil, "", errFakeUnset
+	}
+	return f.TaskListFunc(ctx, who, p)
+}
+
+func (f *fakeEngine) TaskCancel(ctx context.Context, who *runtime.Principal, id string) (*store.Task, error) {
+	if f.TaskCancelFunc == nil {
+		return nil, errFakeUnset
+	}
+	return f.TaskCancelFunc(ctx, who, id)
+}
+
+func (f *fakeEngine) TaskSignal(ctx context.Context, who *runtime.Principal, id, name string, payload codec.Envelope) error {
+	if f.TaskSignalFunc == nil {
+		return errFakeUnset
+	}
+	return f.TaskSignalFunc(ctx, who, id, name, payload)
+}
+
+func (f *fakeEngine) EventList(ctx context.Context, who *runtime.Principal, id string, after int64, limit int) ([]*store.Event, error) {
+	if f.EventListFunc == nil {
+		return nil, errFakeUnset
+	}
+	return f.EventListFunc(ctx, who, id, after, limit)
+}
+
+func (f *fakeEngine) EventSubscribe(ctx context.Context, who *runtime.Principal, id string, after int64) (<-chan *store.Event, error) {
+	if f.EventSubscribeFunc == nil {
+		return nil, errFakeUnset
+	}
+	return f.EventSubscribeFunc(ctx, who, id, after)
+}
+
+func (f *fakeEngine) ResponseGet(ctx context.Context, who *runtime.Principal, id string) (*store.Response, error) {
+	if f.ResponseGetFunc == nil {
+		return nil, errFakeUnset
+	}
+	return f.ResponseGetFunc(ctx, who, id)
+}
+
+func (f *fakeEngine) Authenticate(ctx context.Context, token string) (*runtime.Principal, error) {
+	if f.AuthenticateFunc == nil {
+		return nil, runtime.Errorf(runtime.CodeInvalidCredential, "fake engine: no authenticator")
+	}
+	return f.AuthenticateFunc(ctx, token)
+}
+
+func (f *fakeEngine) PairingCreate(ctx context.Context, who *runtime.Principal, scopes []string, ttl time.Duration) (*runtime.Pairing, error) {
+	if f.PairingCreateFunc == nil {
+		return nil, errFakeUnset
+	}
+	return f.PairingCreateFunc(ctx, who, scopes, ttl)
+}
+
+func (f *fakeEngine) Pair(ctx context.Context, code, name string) (*runtime.Paired, error) {
+	if f.PairFunc == nil {
+		return nil, errFakeUnset
+	}
+	return f.PairFunc(ctx, code, name)
+}
+
+func (f *fakeEngine) ClientList(ctx context.Context, who *runtime.Principal) ([]*store.Client, error) {
+	if f.ClientListFunc == nil {
+		return nil, errFakeUnset
+	}
+	return f.ClientListFunc(ctx, who)
+}
+
+func (f *fakeEngine) ClientGet(ctx context.Context, who *runtime.Principal, id string) (*store.Client, error) {
+	if f.ClientGetFunc == nil {
+		return nil, errFakeUnset
+	}
+	return f.ClientGetFunc(ctx, who, id)
+}
+
+func (f *fakeEngine) ClientRevoke(ctx context.Context, who *runtime.Principal, id string) (*store.Client, error) {
+	if f.ClientRevokeFunc == nil {
+		return nil, errFakeUnset
+	}
+	return f.ClientRevokeFunc(ctx, who, id)
+}
+
+func (f *fakeEngine) IdempotencyBegin(ctx context.Context, clientID, key string, digest []byte) (*runtime.Replay, error) {
+	if f.IdempotencyBeginFunc == nil {
+		return nil, errFakeUnset
+	}
+	return f.IdempotencyBeginFunc(ctx, clientID, key, digest)
+}
+
+func (f *fakeEngine) IdempotencyComplete(ctx context.Context, clientID, key string, status int, body []byte) error {
+	if f.IdempotencyCompleteFunc == nil {
+		return errFakeUnset
+	}
+	return f.IdempotencyCompleteFunc(ctx, clientID, key, status, body)
+}
+
+func (f *fakeEngine) IdempotencyRelease(ctx context.Context, clientID, key string) error {
+	if f.IdempotencyReleaseFunc == nil {
+		return errFakeUnset
+	}
+	return f.IdempotencyReleaseFunc(ctx, clientID, key)
+}
+
+// fakeToken is the bearer token fakeAuth accepts, for a client with scopes.
+const fakeToken = "fake-token"
+
+// fakeAuth returns an Authenticate func that accepts fakeToken as a client
+// with the given scopes and rejects every other token.
+func fakeAuth(scopes ...string) func(ctx context.Context, token string) (*runtime.Principal, error) {
+	return func(_ context.Context, token string) (*runtime.Principal, error) {
+		if token != fakeToken {
+			return nil, runtime.Errorf(runtime.CodeInvalidCredential, "unknown token")
+		}
+		return &runtime.Principal{ClientID: "cli_fake", Name: "fake", Scopes: scopes}, nil
+	}
+}
+
+// MustFakeServer serves a Server over f on a test HTTP server.
+func MustFakeServer(tb testingTB, f *fakeEngine, cfg Config) *httptest.Server {
+	tb.Helper()
+	cfg.Engine = f
+	if cfg.Logger == nil {
+		cfg.Logger = testLogger(tb)
+	}
+	s, err := New(cfg)
+	if err != nil {
+		tb.Fatalf("new server: %v", err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	tb.Cleanup(ts.Close)
+	return ts
+}
+
+// do sends a request with the fake token and returns the response; the body
+// is closed at cleanup.
+func do(tb testingTB, method, url string, body string, header http.Header) *http.Response {
+	tb.Helper()
+	return doToken(tb, fakeToken, method, url, body, header)
+}

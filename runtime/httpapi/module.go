@@ -1,0 +1,94 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/weft-run/weft/store"
+)
+
+// moduleDoc is a deployed module as the API shows it.
+type moduleDoc struct {
+	Object    string        `json:"object"`
+	Name      string        `json:"name"`
+	Version   int           `json:"version"`
+	Digest    string        `json:"digest"`
+	Size      int64         `json:"size"`
+	Functions []functionDoc `json:"functions"`
+	CreatedAt time.Time     `json:"created_at"`
+}
+
+// functionDoc is one function a module exports.
+type functionDoc struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+}
+
+func moduleDocOf(m *store.Module) *moduleDoc {
+	d := &moduleDoc{
+		Object:    "module",
+		Name:      m.Name,
+		Version:   m.Version,
+		Digest:    m.Digest,
+		Size:      m.Size,
+		Functions: make([]functionDoc, 0, len(m.Functions)),
+		CreatedAt: m.CreatedAt.UTC(),
+	}
+	for _, f := range m.Functions {
+		d.Functions = append(d.Functions, functionDoc{Name: f.Name, Kind: string(f.Kind)})
+	}
+	return d
+}
+
+// handleModulePut deploys a module: PUT /v1/modules/{name} with the wasm
+// bytes as the body (any Content-Type) answers 201 with the module.
+func (s *Server) handleModulePut(w http.ResponseWriter, r *http.Request) {
+	wasm, err := readBody(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	name := chi.URLParam(r, "name")
+	m, err := s.engine.ModuleDeploy(r.Context(), name, wasm)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/v1/modules/"+m.Name)
+	s.writeJSON(w, http.StatusCreated, moduleDocOf(m))
+}
+
+// handleModuleList lists the deployed modules: GET /v1/modules.
+func (s *Server) handleModuleList(w http.ResponseWriter, r *http.Request) {
+	mods, err := s.engine.ModuleList(r.Context())
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	page := listDoc[*moduleDoc]{Object: "list", Data: make([]*moduleDoc, 0, len(mods))}
+	for _, m := range mods {
+		page.Data = append(page.Data, moduleDocOf(m))
+	}
+	s.writeJSON(w, http.StatusOK, page)
+}
+
+// handleModuleGet returns one module: GET /v1/modules/{name}.
+func (s *Server) handleModuleGet(w http.ResponseWriter, r *http.Request) {
+	m, err := s.engine.ModuleGet(r.Context(), chi.URLParam(r, "name"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, http.StatusOK, moduleDocOf(m))
+}
+
+// handleModuleDelete removes a module: DELETE /v1/modules/{name} answers 204.
+func (s *Server) handleModuleDelete(w http.ResponseWriter, r *http.Request) {
+	if err := s.engine.ModuleDelete(r.Context(), chi.URLParam(r, "name")); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -1,0 +1,189 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/weft-run/weft/runtime"
+)
+
+// Defaults of Config.
+const (
+	DefaultMaxJSONBody   = 4 << 20
+	DefaultMaxModuleBody = 64 << 20
+	DefaultKeepAlive     = 15 * time.Second
+)
+
+// Config configures a Server. The zero value of every field but Engine means
+// its default.
+type Config struct {
+	// Engine serves every request. Required.
+	Engine Engine
+
+	// Logger receives request failures (5xx) and debug traces of every
+	// request. Defaults to a null logger.
+	Logger hclog.Logger
+
+	// MaxJSONBody bounds JSON request bodies; a larger body is answered 413
+	// payload_too_large. Defaults to 4 MiB.
+	MaxJSONBody int64
+
+	// MaxModuleBody bounds the wasm body of PUT /v1/modules/{name}.
+	// Defaults to 64 MiB.
+	MaxModuleBody int64
+
+	// Metrics is the registry served on GET /metrics. The server registers
+	// its own HTTP request metrics in it; the engine's metrics appear when
+	// the engine registers in the same registry. Defaults to a new registry.
+	Metrics *prometheus.Registry
+
+	// KeepAlive is the interval of keep-alive comments on an idle SSE
+	// stream. Defaults to 15 seconds.
+	KeepAlive time.Duration
+}
+
+// Server is the HTTP JSON API of weft (BRIEF §3.3) over an Engine. It is safe
+// for concurrent use; create it with New and serve Handler.
+type Server struct {
+	cfg     Config
+	log     hclog.Logger
+	engine  Engine
+	metrics *httpMetrics
+	handler http.Handler
+}
+
+// New validates cfg, fills in its defaults and returns a Server. It fails when
+// cfg.Engine is nil or the HTTP metrics cannot be registered.
+func New(cfg Config) (*Server, error) {
+	if cfg.Engine == nil {
+		return nil, errors.New("new http server: no engine")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.MaxJSONBody <= 0 {
+		cfg.MaxJSONBody = DefaultMaxJSONBody
+	}
+	if cfg.MaxModuleBody <= 0 {
+		cfg.MaxModuleBody = DefaultMaxModuleBody
+	}
+	if cfg.Metrics == nil {
+		cfg.Metrics = prometheus.NewRegistry()
+	}
+	if cfg.KeepAlive <= 0 {
+		cfg.KeepAlive = DefaultKeepAlive
+	}
+	m, err := newHTTPMetrics(cfg.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger.Named("http"), engine: cfg.Engine, metrics: m}
+	s.handler = s.routes()
+	return s, nil
+}
+
+// Handler returns the http.Handler of the API. The caller owns the
+// http.Server and its timeouts; recommended values are ReadHeaderTimeout 10s,
+// ReadTimeout 5m (module uploads), IdleTimeout 2m and no WriteTimeout, since
+// SSE streams and POST /v1/responses stay open as long as a task runs (an SSE
+// stream clears its deadlines and sets its own per write). At shutdown, close
+// the engine before or while shutting the http.Server down: requests waiting
+// for a task end when the engine stops.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Scopes of the API (BRIEF §3.3). admin implies every other scope.
+const (
+	scopeAdmin        = runtime.ScopeAdmin
+	scopeModulesRead  = runtime.ScopeModulesRead
+	scopeModulesWrite = runtime.ScopeModulesWrite
+	scopeTasksRead    = runtime.ScopeTasksRead
+	scopeTasksWrite   = runtime.ScopeTasksWrite
+)
+
+// routes lists every route of the API with its middleware.
+func (s *Server) routes() http.Handler {
+	r := chi.NewRouter()
+	r.Use(s.instrument, s.recoverPanic)
+	r.NotFound(s.handleNotFound)
+	r.MethodNotAllowed(s.handleMethodNotAllowed)
+
+	r.Get("/healthz", s.handleHealthz)
+	r.Get("/readyz", s.handleReadyz)
+	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.cfg.Metrics, promhttp.HandlerOpts{}))
+
+	jsonBody := s.limitBody(s.cfg.MaxJSONBody)
+	r.Route("/v1", func(r chi.Router) {
+		r.With(jsonBody).Post("/pair", s.handlePair)
+
+		r.Group(func(r chi.Router) {
+			r.Use(s.authenticate)
+
+			r.With(s.requireScope(scopeModulesWrite), s.limitBody(s.cfg.MaxModuleBody), s.idempotent(moduleLocation)).
+				Put("/modules/{name}", s.handleModulePut)
+			r.With(s.requireScope(scopeModulesRead)).Get("/modules", s.handleModuleList)
+			r.With(s.requireScope(scopeModulesRead)).Get("/modules/{name}", s.handleModuleGet)
+			r.With(s.requireScope(scopeModulesWrite)).Delete("/modules/{name}", s.handleModuleDelete)
+
+			r.With(s.requireScope(scopeTasksWrite), jsonBody, s.idempotent(taskLocation)).Post("/tasks", s.handleTaskCreate)
+			r.With(s.requireScope(scopeTasksRead)).Get("/tasks", s.handleTaskList)
+			r.With(s.requireScope(scopeTasksRead)).Get("/tasks/{id}", s.handleTaskGet)
+			r.With(s.requireScope(scopeTasksWrite), jsonBody).Post("/tasks/{id}/cancel", s.handleTaskCancel)
+			r.With(s.requireScope(scopeTasksWrite), jsonBody, s.idempotent(nil)).
+				Post("/tasks/{id}/signals/{name}", s.handleTaskSignal)
+			r.With(s.requireScope(scopeTasksRead)).Get("/tasks/{id}/events", s.handleEventList)
+
+			r.With(s.requireScope(scopeTasksWrite), jsonBody, s.idempotent(nil)).Post("/responses", s.handleResponseCreate)
+			r.With(s.requireScope(scopeTasksRead)).Get("/responses/{id}", s.handleResponseGet)
+
+			r.With(s.requireScope(scopeAdmin), jsonBody, s.idempotent(nil)).Post("/pairings", s.handlePairingCreate)
+			r.With(s.requireScope(scopeAdmin)).Get("/clients", s.handleClientList)
+			r.With(s.requireScope(scopeAdmin)).Get("/clients/{id}", s.handleClientGet)
+			r.With(s.requireScope(scopeAdmin)).Delete("/clients/{id}", s.handleClientDelete)
+		})
+	})
+	return r
+}
+
+// limitBody bounds the request body to n bytes (http.MaxBytesReader); reading
+// past the bound fails and the request is answered 413.
+func (s *Server) limitBody(n int64) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.ContentLength > n {
+				s.writeError(w, r, errorf(runtime.CodePayloadTooLarge, "", "request body exceeds the limit of %d bytes", n))
+				return
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, n)
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+func (s *Server) handleNotFound(w http.ResponseWriter, r *http.Request) {
+	s.writeError(w, r, errorf(runtime.CodeNotFound, "", "no route for %s %s", r.Method, r.URL.Path))
+}
+
+func (s *Server) handleMethodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	s.writeError(w, r, errorf(codeMethodNotAllowed, "", "method %s is not allowed on %s", r.Method, r.URL.Path))
+}
+
+// handleHealthz answers 200 while the process serves HTTP at all.
+func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
+	s.writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// handleReadyz answers 200 once the engine is open and accepts work, 503
+// not_ready before.
+func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
+	if !s.engine.Ready() {
+		s.writeError(w, r, errorf(codeNotReady, "", "the engine is not open yet"))
+		return
+	}
+	s.writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}

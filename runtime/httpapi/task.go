@@ -1,0 +1,314 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/store"
+)
+
+// Page sizes of list endpoints.
+const (
+	defaultPageSize = 100
+	maxPageSize     = 1000
+)
+
+// taskRequest is the body of POST /v1/tasks and POST /v1/responses.
+type taskRequest struct {
+	Module    string          `json:"module"`
+	Function  string          `json:"function"`
+	Input     json.RawMessage `json:"input"`
+	OnRestart string          `json:"on_restart"`
+	TimeoutMS int64           `json:"timeout_ms"`
+	Retry     *retryDoc       `json:"retry"`
+}
+
+// retryDoc is a retry policy in JSON (activity retries: exponential backoff
+// with jitter). Intervals are in milliseconds.
+type retryDoc struct {
+	InitialIntervalMS      int64    `json:"initial_interval_ms"`
+	BackoffCoefficient     float64  `json:"backoff_coefficient"`
+	MaximumIntervalMS      int64    `json:"maximum_interval_ms"`
+	MaximumAttempts        int      `json:"maximum_attempts"`
+	NonRetryableErrorTypes []string `json:"non_retryable_error_types"`
+}
+
+// maxMS is the largest millisecond count a time.Duration holds.
+const maxMS = math.MaxInt64 / int64(time.Millisecond)
+
+// decodeTaskRequest reads and validates the body of POST /v1/tasks and POST
+// /v1/responses into engine parameters for the caller.
+func (s *Server) decodeTaskRequest(r *http.Request) (*runtime.TaskCreateParams, error) {
+	var q taskRequest
+	if err := decodeJSON(r, &q); err != nil {
+		return nil, err
+	}
+	if q.Module == "" {
+		return nil, errorf(runtime.CodeInvalid, "module", "module is required")
+	}
+	if q.Function == "" {
+		return nil, errorf(runtime.CodeInvalid, "function", "function is required")
+	}
+	input, err := parseInput(q.Input, "input")
+	if err != nil {
+		return nil, err
+	}
+	p := &runtime.TaskCreateParams{
+		ClientID: principal(r).ClientID,
+		Module:   q.Module,
+		Function: q.Function,
+		Input:    input,
+	}
+	if q.OnRestart != "" && !store.OnRestart(q.OnRestart).Valid() {
+		return nil, errorf(runtime.CodeInvalid, "on_restart", "on_restart must be fail, retry or resume, not %q", q.OnRestart)
+	}
+	p.OnRestart = store.OnRestart(q.OnRestart)
+	if _, err := msDuration(q.TimeoutMS, "timeout_ms"); err != nil {
+		return nil, err
+	}
+	p.TimeoutMS = q.TimeoutMS
+	if q.Retry != nil {
+		rp, err := q.Retry.policy()
+		if err != nil {
+			return nil, err
+		}
+		p.Retry = &rp
+	}
+	return p, nil
+}
+
+// msDuration converts a millisecond count from a request.
+func msDuration(ms int64, param string) (time.Duration, error) {
+	if ms < 0 || ms > maxMS {
+		return 0, errorf(runtime.CodeInvalid, param, "%s must be from 0 to %d", param, maxMS)
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}
+
+func (d *retryDoc) policy() (store.RetryPolicy, error) {
+	initial, err := msDuration(d.InitialIntervalMS, "retry.initial_interval_ms")
+	if err != nil {
+		return store.RetryPolicy{}, err
+	}
+	maximum, err := msDuration(d.MaximumIntervalMS, "retry.maximum_interval_ms")
+	if err != nil {
+		return store.RetryPolicy{}, err
+	}
+	if d.BackoffCoefficient != 0 && !(d.BackoffCoefficient >= 1 && d.BackoffCoefficient <= 100) {
+		return store.RetryPolicy{}, errorf(runtime.CodeInvalid, "retry.backoff_coefficient", "retry.backoff_coefficient must be from 1 to 100")
+	}
+	if d.MaximumAttempts < 0 {
+		return store.RetryPolicy{}, errorf(runtime.CodeInvalid, "retry.maximum_attempts", "retry.maximum_attempts must not be negative")
+	}
+	return store.RetryPolicy{
+		InitialInterval:        initial,
+		BackoffCoefficient:     d.BackoffCoefficient,
+		MaximumInterval:        maximum,
+		MaximumAttempts:        d.MaximumAttempts,
+		NonRetryableErrorTypes: d.NonRetryableErrorTypes,
+	}, nil
+}
+
+func retryDocOf(p store.RetryPolicy) *retryDoc {
+	d := &retryDoc{
+		InitialIntervalMS:      p.InitialInterval.Milliseconds(),
+		BackoffCoefficient:     p.BackoffCoefficient,
+		MaximumIntervalMS:      p.MaximumInterval.Milliseconds(),
+		MaximumAttempts:        p.MaximumAttempts,
+		NonRetryableErrorTypes: p.NonRetryableErrorTypes,
+	}
+	if d.NonRetryableErrorTypes == nil {
+		d.NonRetryableErrorTypes = []string{}
+	}
+	return d
+}
+
+// taskDoc is a task as the API shows it. Each payload appears twice: the
+// lossless envelope and its typed projection.
+type taskDoc struct {
+	ID                 string          `json:"id"`
+	Object             string          `json:"object"`
+	Module             string          `json:"module"`
+	ModuleDigest       string          `json:"module_digest"`
+	Function           string          `json:"function"`
+	Kind               string          `json:"kind"`
+	Status             string          `json:"status"`
+	OnRestart          string          `json:"on_restart"`
+	TimeoutMS          int64           `json:"timeout_ms"`
+	Retry              *retryDoc       `json:"retry"`
+	Attempt            int             `json:"attempt"`
+	InputEnvelope      *codec.Envelope `json:"input_envelope"`
+	Input              json.RawMessage `json:"input"`
+	OutputEnvelope     *codec.Envelope `json:"output_envelope"`
+	Output             json.RawMessage `json:"output"`
+	Error              *errorDoc       `json:"error"`
+	ClientID           string          `json:"client_id"`
+	ParentTaskID       string          `json:"parent_task_id,omitempty"`
+	ResponseID         string          `json:"response_id"`
+	LastSequenceNumber int64           `json:"last_sequence_number"`
+	CreatedAt          time.Time       `json:"created_at"`
+	UpdatedAt          time.Time       `json:"updated_at"`
+	StartedAt          *time.Time      `json:"started_at"`
+	FinishedAt         *time.Time      `json:"finished_at"`
+}
+
+func (s *Server) taskDoc(t *store.Task) *taskDoc {
+	d := &taskDoc{
+		ID:                 t.ID,
+		Object:             "task",
+		Module:             t.Module,
+		ModuleDigest:       t.ModuleDigest,
+		Function:           t.Function,
+		Kind:               string(t.Kind),
+		Status:             string(t.Status),
+		OnRestart:          string(t.OnRestart),
+		TimeoutMS:          t.Timeout.Milliseconds(),
+		Retry:              retryDocOf(t.Retry),
+		Attempt:            t.Attempt,
+		InputEnvelope:      envelopeOf(t.Input),
+		OutputEnvelope:     envelopeOf(t.Output),
+		Error:              s.errorDoc(t.Error),
+		ClientID:           t.OwnerClientID,
+		ParentTaskID:       t.ParentTaskID,
+		ResponseID:         t.ResponseID(),
+		LastSequenceNumber: t.LastSeq,
+		CreatedAt:          t.CreatedAt.UTC(),
+		UpdatedAt:          t.UpdatedAt.UTC(),
+		StartedAt:          timeOrNil(t.StartedAt),
+		FinishedAt:         timeOrNil(t.FinishedAt),
+	}
+	d.Input = s.projection(d.InputEnvelope)
+	d.Output = s.projection(d.OutputEnvelope)
+	return d
+}
+
+// listDoc is a page of a list.
+type listDoc[T any] struct {
+	Object     string `json:"object"`
+	Data       []T    `json:"data"`
+	NextCursor string `json:"next_cursor,omitempty"`
+	HasMore    bool   `json:"has_more"`
+}
+
+// handleTaskCreate starts a task: POST /v1/tasks answers 202 with the task
+// and its Location only after the task is committed (persistence §11.2).
+func (s *Server) handleTaskCreate(w http.ResponseWriter, r *http.Request) {
+	p, err := s.decodeTaskRequest(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	t, err := s.engine.TaskCreate(r.Context(), p)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Location", "/v1/tasks/"+t.ID)
+	s.writeJSON(w, http.StatusAccepted, s.taskDoc(t))
+}
+
+// handleTaskList lists the caller's tasks (every task for admin), newest
+// first: GET /v1/tasks?status=&cursor=&limit=.
+func (s *Server) handleTaskList(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit, err := pageSize(q.Get("limit"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	tasks, next, err := s.engine.TaskList(r.Context(), principal(r), &runtime.TaskListParams{
+		Status: q.Get("status"), Cursor: q.Get("cursor"), Limit: limit,
+	})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	page := listDoc[*taskDoc]{Object: "list", Data: make([]*taskDoc, 0, len(tasks)), NextCursor: next, HasMore: next != ""}
+	for _, t := range tasks {
+		page.Data = append(page.Data, s.taskDoc(t))
+	}
+	s.writeJSON(w, http.StatusOK, page)
+}
+
+// handleTaskGet returns one task: GET /v1/tasks/{id}. Another client's task
+// is 404.
+func (s *Server) handleTaskGet(w http.ResponseWriter, r *http.Request) {
+	t, err := s.engine.TaskGet(r.Context(), principal(r), chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, http.StatusOK, s.taskDoc(t))
+}
+
+// handleTaskCancel cancels a task: POST /v1/tasks/{id}/cancel answers 200
+// with the task. A queued task is cancelled at once, a running one moves to
+// cancelling; a finished task is returned unchanged.
+func (s *Server) handleTaskCancel(w http.ResponseWriter, r *http.Request) {
+	t, err := s.engine.TaskCancel(r.Context(), principal(r), chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, http.StatusOK, s.taskDoc(t))
+}
+
+// signalRequest is the body of POST /v1/tasks/{id}/signals/{name}.
+type signalRequest struct {
+	Input json.RawMessage `json:"input"`
+}
+
+// signalDoc acknowledges a signal.
+type signalDoc struct {
+	Object string `json:"object"`
+	TaskID string `json:"task_id"`
+	Name   string `json:"name"`
+}
+
+// handleTaskSignal delivers a named signal to a task: POST
+// /v1/tasks/{id}/signals/{name} answers 202 once the signal is recorded. An
+// empty body sends the null value.
+func (s *Server) handleTaskSignal(w http.ResponseWriter, r *http.Request) {
+	body, err := readBody(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	var q signalRequest
+	if len(body) > 0 {
+		if err := decodeStrict(body, &q); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
+	input, err := parseInput(q.Input, "input")
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	id, name := chi.URLParam(r, "id"), chi.URLParam(r, "name")
+	if err := s.engine.TaskSignal(r.Context(), principal(r), id, name, input); err != nil {
+		s.writeError(w, r, renameParam(err, "payload", "input"))
+		return
+	}
+	s.writeJSON(w, http.StatusAccepted, signalDoc{Object: "signal", TaskID: id, Name: name})
+}
+
+// pageSize parses a limit query parameter.
+func pageSize(v string) (int, error) {
+	if v == "" {
+		return defaultPageSize, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > maxPageSize {
+		return 0, errorf(runtime.CodeInvalid, "limit", "limit must be an integer from 1 to %d", maxPageSize)
+	}
+	return n, nil
+}

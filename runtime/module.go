@@ -1,0 +1,274 @@
+package runtime
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"sync"
+
+	"github.com/weft-run/weft/store"
+)
+
+// ModuleFiles holds module files on disk, content-addressed by digest
+// (persistence §11.1: model files stay outside the database). *blob.Store of
+// store/blob satisfies it. Its methods must be safe for concurrent use.
+type ModuleFiles interface {
+	// Put stores data atomically (a crash leaves either the whole file or
+	// none) and returns its digest, "sha256:<hex>". Storing bytes that are
+	// already there changes nothing.
+	Put(ctx context.Context, data []byte) (digest string, err error)
+	// Get returns the bytes stored under digest after checking them against
+	// it; it fails for a missing file and for one whose bytes do not match.
+	Get(ctx context.Context, digest string) ([]byte, error)
+	// Has reports whether a file is stored under digest, without reading it.
+	Has(digest string) (bool, error)
+}
+
+// moduleNameRE is the form of a module name: 1 to 128 letters, digits, '-',
+// '_' and '.', starting with a letter or digit.
+var moduleNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// Digest returns the content digest of a module file, "sha256:<hex>".
+func Digest(wasm []byte) string {
+	sum := sha256.Sum256(wasm)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// ModuleDeploy validates a module with the Executor, stores its file
+// content-addressed and records it as the next version of name. Deploying
+// the bytes of the latest version again returns that version. Tasks already
+// created keep the digest they were pinned to. It returns CodeInvalid for a
+// bad name or an empty module and CodeModuleInvalid for a module the
+// Executor rejects.
+func (e *Engine) ModuleDeploy(ctx context.Context, name string, wasm []byte) (*store.Module, error) {
+	if !moduleNameRE.MatchString(name) {
+		return nil, paramErrorf("name", "module name %q must be 1 to 128 letters, digits, '-', '_' or '.', starting with a letter or digit", name)
+	}
+	if len(wasm) == 0 {
+		return nil, paramErrorf("body", "the module file is empty")
+	}
+	info, err := e.exec.Compile(ctx, wasm)
+	if err != nil {
+		if ErrorCode(err) == CodeInternal {
+			return nil, &Error{Code: CodeModuleInvalid, Message: "invalid module: " + err.Error()}
+		}
+		return nil, err
+	}
+	fns := make([]store.Function, 0, len(info.Functions))
+	seen := make(map[string]bool, len(info.Functions))
+	for _, f := range info.Functions {
+		k := store.Kind(f.Kind)
+		if f.Name == "" || !k.Valid() {
+			return nil, Errorf(CodeModuleInvalid, "function %q has kind %q; want activity or workflow", f.Name, f.Kind)
+		}
+		if seen[f.Name] {
+			return nil, Errorf(CodeModuleInvalid, "function %q is exported twice", f.Name)
+		}
+		seen[f.Name] = true
+		fns = append(fns, store.Function{Name: f.Name, Kind: k})
+	}
+	digest, err := e.files.Put(ctx, wasm)
+	if err != nil {
+		return nil, internal("store module file", err)
+	}
+	if want := Digest(wasm); digest != want {
+		return nil, internal("store module file", fmt.Errorf("stored as %s, want %s", digest, want))
+	}
+	gen := e.modules.invalidate(name)
+	m, err := e.store.ModuleInsert(ctx, &store.ModuleInsertParams{
+		Name: name, Digest: digest, Size: int64(len(wasm)), Functions: fns,
+	})
+	if err != nil {
+		return nil, internal("record module", err)
+	}
+	e.modules.put(m, gen)
+	e.loads.markLoaded(digest)
+	e.log.Info("module deployed", "module", name, "version", m.Version, "digest", digest)
+	return m, nil
+}
+
+// ModuleGet returns the latest version of a module, or CodeModuleNotFound.
+func (e *Engine) ModuleGet(ctx context.Context, name string) (*store.Module, error) {
+	gen := e.modules.generation(name)
+	if m := e.modules.get(name); m != nil {
+		return m, nil
+	}
+	m, err := e.store.ModuleGet(ctx, name)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, Errorf(CodeModuleNotFound, "module %q is not deployed", name)
+	case err != nil:
+		return nil, internal("get module", err)
+	}
+	e.modules.put(m, gen)
+	return m, nil
+}
+
+// ModuleList returns the latest version of every module, by name.
+func (e *Engine) ModuleList(ctx context.Context) ([]*store.Module, error) {
+	ms, err := e.store.ModuleList(ctx)
+	if err != nil {
+		return nil, internal("list modules", err)
+	}
+	return ms, nil
+}
+
+// ModuleDelete removes every version of a module's metadata; new tasks can
+// no longer name it. Tasks already created keep running on their pinned
+// digest, so the file stays on disk. It returns CodeModuleNotFound for an
+// unknown name.
+func (e *Engine) ModuleDelete(ctx context.Context, name string) error {
+	e.modules.invalidate(name)
+	err := e.store.ModuleDelete(ctx, name)
+	e.modules.invalidate(name)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return Errorf(CodeModuleNotFound, "module %q is not deployed", name)
+	case err != nil:
+		return internal("delete module", err)
+	}
+	e.log.Info("module deleted", "module", name)
+	return nil
+}
+
+// moduleBytes reads a module file, verified against its digest. A missing
+// file is CodeModuleNotFound; a file that cannot be read back intact is
+// CodeModuleInvalid, with the cause kept for the logs.
+func (e *Engine) moduleBytes(ctx context.Context, digest string) ([]byte, error) {
+	wasm, err := e.files.Get(ctx, digest)
+	if err == nil {
+		return wasm, nil
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if ok, herr := e.files.Has(digest); herr == nil && !ok {
+		return nil, Errorf(CodeModuleNotFound, "module file %s is missing", digest)
+	}
+	e.log.Error("read module file", "digest", digest, "error", err)
+	return nil, &Error{Code: CodeModuleInvalid, Message: fmt.Sprintf("module file %s cannot be read intact", digest), Err: err}
+}
+
+// loadModule makes sure the module with digest is compiled, once per
+// digest for the life of the engine: the first task of a module reads the
+// file and compiles it while in status loading; tasks of a digest already
+// loaded go straight on. Concurrent loads of one digest share the work; a
+// failed load is tried again by the next task.
+func (e *Engine) loadModule(ctx context.Context, digest string) error {
+	le, owner := e.loads.enter(digest)
+	if !owner {
+		select {
+		case <-le.done:
+			return le.err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	wasm, err := e.moduleBytes(ctx, digest)
+	if err == nil {
+		_, err = e.exec.Compile(ctx, wasm)
+		if err != nil && ErrorCode(err) == CodeInternal {
+			err = &Error{Code: CodeModuleInvalid, Message: "invalid module " + digest, Err: err}
+		}
+	}
+	e.loads.leave(digest, le, err)
+	return err
+}
+
+// loadCache records the digests compiled by the Executor.
+type loadCache struct {
+	mu sync.Mutex
+	m  map[string]*loadEntry
+}
+
+type loadEntry struct {
+	done chan struct{} // closed when the load ended
+	err  error         // set before done is closed
+}
+
+var loadedEntry = func() *loadEntry {
+	le := &loadEntry{done: make(chan struct{})}
+	close(le.done)
+	return le
+}()
+
+// enter returns the entry of digest, and whether the caller must load it.
+func (c *loadCache) enter(digest string) (*loadEntry, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if le, ok := c.m[digest]; ok {
+		return le, false
+	}
+	le := &loadEntry{done: make(chan struct{})}
+	c.m[digest] = le
+	return le, true
+}
+
+// leave ends a load; a failed one is forgotten so that the next task tries
+// again.
+func (c *loadCache) leave(digest string, le *loadEntry, err error) {
+	le.err = err
+	close(le.done)
+	if err != nil {
+		c.mu.Lock()
+		if c.m[digest] == le {
+			delete(c.m, digest)
+		}
+		c.mu.Unlock()
+	}
+}
+
+// markLoaded records a digest compiled outside loadModule (at deploy).
+func (c *loadCache) markLoaded(digest string) {
+	c.mu.Lock()
+	if _, ok := c.m[digest]; !ok {
+		c.m[digest] = loadedEntry
+	}
+	c.mu.Unlock()
+}
+
+// moduleCache keeps the latest version of each module name read, so task
+// creation does not read the modules table each time. Deploy and delete
+// invalidate a name; a generation per name keeps a read that raced with an
+// invalidation from filling the cache with a stale version.
+type moduleCache struct {
+	mu  sync.RWMutex
+	m   map[string]*store.Module
+	gen map[string]uint64
+}
+
+func (c *moduleCache) get(name string) *store.Module {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.m[name]
+}
+
+func (c *moduleCache) generation(name string) uint64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.gen[name]
+}
+
+// put caches m unless its name was invalidated since generation gen.
+func (c *moduleCache) put(m *store.Module, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen[m.Name] == gen {
+		c.m[m.Name] = m
+	}
+}
+
+// invalidate drops a name and returns its new generation.
+func (c *moduleCache) invalidate(name string) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen == nil {
+		c.gen = make(map[string]uint64)
+	}
+	delete(c.m, name)
+	c.gen[name]++
+	return c.gen[name]
+}

@@ -1,0 +1,55 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/weft-run/weft/store"
+)
+
+// recoverTasks runs at Open, before any work starts. It applies the start-up
+// recovery of persistence §11.3 through the store (one transaction per new
+// state and its event), returns the running tasks kept running by policy
+// resume, to be continued from their last checkpoint, and arms the
+// scheduler for the queued tasks that fall due later (retries that were
+// waiting when the server stopped).
+func (e *Engine) recoverTasks(ctx context.Context) ([]*store.Task, error) {
+	rec, err := e.store.TaskRecover(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("recover: %w", err)
+	}
+	if n := len(rec.Failed) + len(rec.Requeued) + len(rec.Resumed) + len(rec.Cancelled) + rec.Queued; n > 0 {
+		e.log.Info("recovered tasks", "failed", len(rec.Failed), "requeued", len(rec.Requeued),
+			"resumed", len(rec.Resumed), "cancelled", len(rec.Cancelled), "queued", rec.Queued)
+	}
+	resumed := make([]*store.Task, 0, len(rec.Resumed))
+	for _, id := range rec.Resumed {
+		t, err := e.store.TaskGet(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("recover: resume %s: %w", id, err)
+		}
+		if t.Status == store.StatusRunning {
+			resumed = append(resumed, t)
+		}
+	}
+	now := e.now()
+	cursor := ""
+	for {
+		ts, err := e.store.TaskList(ctx, &store.TaskListParams{
+			Statuses: []store.Status{store.StatusQueued}, Cursor: cursor, Limit: 1000,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("recover: list queued tasks: %w", err)
+		}
+		for _, t := range ts {
+			if t.NotBefore.After(now) {
+				e.sched.wakeAt(t.NotBefore)
+			}
+		}
+		if len(ts) < 1000 {
+			break
+		}
+		cursor = ts[len(ts)-1].ID
+	}
+	return resumed, nil
+}

@@ -1,0 +1,339 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/store"
+)
+
+func TestBackoff(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		policy  store.RetryPolicy
+		attempt int
+		want    time.Duration // before jitter
+	}{
+		{name: "first retry waits the initial interval", policy: store.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2}, attempt: 1, want: time.Second},
+		{name: "exponential", policy: store.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2}, attempt: 4, want: 8 * time.Second},
+		{name: "coefficient 1 is constant", policy: store.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 1}, attempt: 9, want: time.Second},
+		{name: "capped", policy: store.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 3, MaximumInterval: 5 * time.Second}, attempt: 6, want: 5 * time.Second},
+		{name: "defaults", policy: store.RetryPolicy{}, attempt: 2, want: 2 * time.Second},
+		{name: "default cap is 100 times the initial interval", policy: store.RetryPolicy{InitialInterval: time.Millisecond}, attempt: 30, want: 100 * time.Millisecond},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ceiling := tc.policy.MaximumInterval
+			if ceiling == 0 {
+				ceiling = time.Hour
+			}
+			lo := time.Duration(float64(tc.want) * (1 - retryJitter))
+			hi := min(time.Duration(float64(tc.want)*(1+retryJitter)), max(ceiling, tc.want))
+			if tc.name == "default cap is 100 times the initial interval" {
+				hi = tc.want
+			}
+			seen := map[time.Duration]bool{}
+			for range 200 {
+				d := backoff(tc.policy, tc.attempt)
+				require.GreaterOrEqual(t, d, lo)
+				require.LessOrEqual(t, d, hi)
+				seen[d] = true
+			}
+			require.Greater(t, len(seen), 1, "backoff has jitter")
+		})
+	}
+}
+
+func TestNextAttempt(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := store.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 3}
+	tests := []struct {
+		name     string
+		policy   store.RetryPolicy
+		attempt  int
+		deadline time.Time
+		ok       bool
+	}{
+		{name: "zero policy is one attempt", policy: store.RetryPolicy{}, attempt: 1, ok: false},
+		{name: "attempts left", policy: p, attempt: 2, ok: true},
+		{name: "attempts used up", policy: p, attempt: 3, ok: false},
+		{name: "deadline far", policy: p, attempt: 1, deadline: now.Add(time.Hour), ok: true},
+		{name: "next attempt past deadline", policy: p, attempt: 1, deadline: now.Add(500 * time.Millisecond), ok: false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			at, ok := nextAttempt(tc.policy, tc.attempt, now, tc.deadline)
+			require.Equal(t, tc.ok, ok)
+			if ok {
+				require.True(t, at.After(now))
+			}
+		})
+	}
+}
+
+func TestRetry(t *testing.T) {
+	t.Parallel()
+	fast := func(attempts int) *store.RetryPolicy {
+		return &store.RetryPolicy{InitialInterval: 20 * time.Millisecond, BackoffCoefficient: 2, MaximumAttempts: attempts}
+	}
+
+	t.Run("RetriesWithBackoffThenCompletes", func(t *testing.T) {
+		t.Parallel()
+		var n atomic.Int32
+		e, b := setup(t, func(ctx context.Context, call *Call) (*CallResult, error) {
+			if n.Add(1) < 3 {
+				return &CallResult{Error: &PluginError{Type: "Flaky", Message: "not yet"}}, nil
+			}
+			return echo(ctx, call)
+		}, nil)
+		task := mustCreate(t, e, TaskCreateParams{Function: "work", Retry: fast(5)})
+		evs := mustEvents(t, e, b.admin, task.ID, -1)
+		requireGapless(t, evs, 0)
+		done, err := e.TaskGet(t.Context(), b.admin, task.ID)
+		require.NoError(t, err)
+		require.Equal(t, store.StatusCompleted, done.Status)
+		require.Equal(t, 3, done.Attempt)
+
+		var failed []attemptFailed
+		var failedAt []time.Time
+		var claimedAt []time.Time
+		for _, ev := range evs {
+			switch ev.Type {
+			case EventAttemptFailed:
+				var af attemptFailed
+				require.NoError(t, json.Unmarshal(ev.Payload, &af))
+				failed = append(failed, af)
+				failedAt = append(failedAt, ev.CreatedAt)
+			case store.EventStatusChanged:
+				var se store.StatusEvent
+				require.NoError(t, json.Unmarshal(ev.Payload, &se))
+				if se.Status == store.StatusLoading {
+					claimedAt = append(claimedAt, ev.CreatedAt)
+				}
+			}
+		}
+		require.Len(t, failed, 2)
+		require.Len(t, claimedAt, 3)
+		for i, af := range failed {
+			require.Equal(t, i+1, af.Attempt)
+			require.Equal(t, string(CodeApplication), af.Error.Code)
+			require.Equal(t, "Flaky", af.Error.Type)
+			// The retry was scheduled by the backoff (20 ms, then 40 ms, each
+			// −20% jitter) after the failed attempt started, and the next
+			// attempt waited for it (event times are milliseconds).
+			wait := time.Duration(float64(20*time.Millisecond<<i) * (1 - retryJitter))
+			require.GreaterOrEqual(t, af.RetryAt.Sub(claimedAt[i]), wait, "attempt %d", i+2)
+			require.False(t, claimedAt[i+1].Before(af.RetryAt.Truncate(time.Millisecond)), "attempt %d started early", i+2)
+			require.False(t, failedAt[i].After(claimedAt[i+1]))
+		}
+	})
+
+	t.Run("GivesUpAfterMaximumAttempts", func(t *testing.T) {
+		t.Parallel()
+		e, b := setup(t, func(context.Context, *Call) (*CallResult, error) {
+			return nil, &Error{Code: CodeTrap, Message: "unreachable executed"}
+		}, nil)
+		task := mustCreate(t, e, TaskCreateParams{Function: "work", Retry: fast(3)})
+		done := mustFinish(t, e, task.ID)
+		require.Equal(t, store.StatusFailed, done.Status)
+		require.Equal(t, 3, done.Attempt)
+		require.Equal(t, string(CodeTrap), done.Error.Code)
+		require.Equal(t, "unreachable executed", done.Error.Message)
+		require.Equal(t, 3, b.exec.callCount())
+	})
+
+	t.Run("NoPolicyMeansOneAttempt", func(t *testing.T) {
+		t.Parallel()
+		e, b := setup(t, func(context.Context, *Call) (*CallResult, error) {
+			return &CallResult{Error: &PluginError{Type: "Flaky", Message: "no"}}, nil
+		}, nil)
+		done := mustFinish(t, e, mustCreate(t, e, TaskCreateParams{Function: "work"}).ID)
+		require.Equal(t, store.StatusFailed, done.Status)
+		require.Equal(t, 1, b.exec.callCount())
+	})
+
+	t.Run("NonRetryable", func(t *testing.T) {
+		t.Parallel()
+		tests := []struct {
+			name   string
+			result *CallResult
+			err    error
+			policy *store.RetryPolicy
+			code   string
+		}{
+			{name: "flagged by the plugin", result: &CallResult{Error: &PluginError{Type: "Invalid", Message: "bad order", NonRetryable: true}}, policy: fast(5), code: string(CodeApplication)},
+			{name: "type listed by the policy", result: &CallResult{Error: &PluginError{Type: "Declined", Message: "card declined"}},
+				policy: &store.RetryPolicy{InitialInterval: 20 * time.Millisecond, MaximumAttempts: 5, NonRetryableErrorTypes: []string{"Declined"}}, code: string(CodeApplication)},
+			{name: "host code listed by the policy", err: &Error{Code: CodeMemoryLimit, Message: "out of memory"},
+				policy: &store.RetryPolicy{InitialInterval: 20 * time.Millisecond, MaximumAttempts: 5, NonRetryableErrorTypes: []string{"memory_limit"}}, code: string(CodeMemoryLimit)},
+			{name: "function missing", err: &Error{Code: CodeFunctionNotFound, Message: "no export"}, policy: fast(5), code: string(CodeFunctionNotFound)},
+			{name: "bad output frame", result: &CallResult{Output: []byte(`{"json":true}`)}, policy: fast(5), code: "unsupported_payload_codec"},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				t.Parallel()
+				e, b := setup(t, func(context.Context, *Call) (*CallResult, error) { return tc.result, tc.err }, nil)
+				done := mustFinish(t, e, mustCreate(t, e, TaskCreateParams{Function: "work", Retry: tc.policy}).ID)
+				require.Equal(t, store.StatusFailed, done.Status)
+				require.Equal(t, 1, done.Attempt)
+				require.Equal(t, tc.code, done.Error.Code)
+				require.Equal(t, 1, b.exec.callCount())
+			})
+		}
+	})
+
+	t.Run("ApplicationErrorIsStored", func(t *testing.T) {
+		t.Parallel()
+		details := mustFrame(t, codec.String("order 7"))
+		e, _ := setup(t, func(context.Context, *Call) (*CallResult, error) {
+			return &CallResult{Error: &PluginError{Type: "Declined", Message: "card declined", NonRetryable: true, Details: details}}, nil
+		}, nil)
+		done := mustFinish(t, e, mustCreate(t, e, TaskCreateParams{Function: "work"}).ID)
+		require.Equal(t, &store.TaskError{
+			Code: string(CodeApplication), Message: "card declined", Type: "Declined", NonRetryable: true,
+			Details: store.Payload{Codec: "avro", Data: details},
+		}, done.Error)
+	})
+}
+
+func TestTimeout(t *testing.T) {
+	t.Parallel()
+	// sleepy honours its context like a real plugin call and reports the
+	// deadline the way the host does.
+	sleepy := func(ctx context.Context, _ *Call) (*CallResult, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+
+	t.Run("PerAttempt", func(t *testing.T) {
+		t.Parallel()
+		e, b := setup(t, sleepy, nil)
+		task := mustCreate(t, e, TaskCreateParams{Function: "work", TimeoutMS: 30,
+			Retry: &store.RetryPolicy{InitialInterval: 10 * time.Millisecond, MaximumAttempts: 2}})
+		done := mustFinish(t, e, task.ID)
+		require.Equal(t, store.StatusFailed, done.Status)
+		require.Equal(t, string(CodeTimeout), done.Error.Code)
+		require.Equal(t, 2, done.Attempt, "an attempt timeout is retried")
+		require.Equal(t, 2, b.exec.callCount())
+	})
+
+	t.Run("CallSeesItsDeadline", func(t *testing.T) {
+		t.Parallel()
+		type seen struct {
+			timeout, left time.Duration
+			ok            bool
+		}
+		got := make(chan seen, 1)
+		e, _ := setup(t, func(ctx context.Context, call *Call) (*CallResult, error) {
+			dl, ok := ctx.Deadline()
+			got <- seen{timeout: call.Timeout, left: time.Until(dl), ok: ok}
+			return echo(ctx, call)
+		}, nil)
+		mustFinish(t, e, mustCreate(t, e, TaskCreateParams{Function: "work", TimeoutMS: 5000}).ID)
+		s := <-got
+		require.True(t, s.ok)
+		require.Equal(t, 5*time.Second, s.timeout)
+		require.InDelta(t, float64(s.timeout), float64(s.left), float64(time.Second))
+	})
+}
+
+func TestTotalTimeout(t *testing.T) {
+	t.Parallel()
+	sleepy := func(ctx context.Context, _ *Call) (*CallResult, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+
+	t.Run("EndsTheOnlyAttempt", func(t *testing.T) {
+		t.Parallel()
+		e, b := setup(t, sleepy, nil)
+		task := mustCreate(t, e, TaskCreateParams{Function: "work",
+			Retry: &store.RetryPolicy{InitialInterval: 10 * time.Millisecond, MaximumAttempts: 5, TotalTimeout: 100 * time.Millisecond}})
+		done := mustFinish(t, e, task.ID)
+		require.Equal(t, store.StatusFailed, done.Status)
+		require.Equal(t, string(CodeTimeout), done.Error.Code)
+		require.True(t, done.Error.NonRetryable)
+		require.Equal(t, 1, done.Attempt, "no time is left for a retry")
+		require.Equal(t, 1, b.exec.callCount())
+		require.GreaterOrEqual(t, done.FinishedAt.Sub(done.CreatedAt), 90*time.Millisecond)
+	})
+
+	t.Run("BoundsTheRetries", func(t *testing.T) {
+		t.Parallel()
+		e, b := setup(t, sleepy, nil)
+		task := mustCreate(t, e, TaskCreateParams{Function: "work", TimeoutMS: 30,
+			Retry: &store.RetryPolicy{InitialInterval: 10 * time.Millisecond, BackoffCoefficient: 2, MaximumAttempts: 50, TotalTimeout: 150 * time.Millisecond}})
+		done := mustFinish(t, e, task.ID)
+		require.Equal(t, store.StatusFailed, done.Status)
+		require.Equal(t, string(CodeTimeout), done.Error.Code)
+		require.Less(t, done.Attempt, 50)
+		require.Equal(t, done.Attempt, b.exec.callCount())
+	})
+
+	t.Run("ExpiredBeforeItsAttempt", func(t *testing.T) {
+		t.Parallel()
+		release := make(chan struct{})
+		entered := make(chan struct{}, 1)
+		e, b := setup(t, func(ctx context.Context, call *Call) (*CallResult, error) {
+			entered <- struct{}{}
+			<-release
+			return echo(ctx, call)
+		}, func(c *Config) { c.Workers = 1 })
+		blocker := mustCreate(t, e, TaskCreateParams{Function: "work"})
+		<-entered
+		late := mustCreate(t, e, TaskCreateParams{Function: "work", Retry: &store.RetryPolicy{TotalTimeout: 20 * time.Millisecond}})
+		time.Sleep(40 * time.Millisecond)
+		close(release)
+		mustFinish(t, e, blocker.ID)
+		done := mustFinish(t, e, late.ID)
+		require.Equal(t, store.StatusFailed, done.Status)
+		require.Equal(t, string(CodeTimeout), done.Error.Code)
+		require.Equal(t, 1, b.exec.callCount(), "the late task never ran")
+	})
+
+	t.Run("Validated", func(t *testing.T) {
+		t.Parallel()
+		e, _ := setup(t, sleepy, nil)
+		_, err := e.TaskCreate(t.Context(), &TaskCreateParams{Module: "test", Function: "work", Retry: &store.RetryPolicy{TotalTimeout: -1}})
+		require.Equal(t, CodeInvalid, ErrorCode(err))
+		require.Equal(t, "retry.total_timeout_ms", ErrorParam(err))
+	})
+
+	t.Run("Persisted", func(t *testing.T) {
+		t.Parallel()
+		e, b := setup(t, sleepy, nil)
+		task := mustCreate(t, e, TaskCreateParams{Function: "work", Retry: &store.RetryPolicy{TotalTimeout: time.Hour}})
+		got, err := b.db.TaskGet(t.Context(), task.ID)
+		require.NoError(t, err)
+		require.Equal(t, time.Hour, got.Retry.TotalTimeout)
+		_, err = e.TaskCancel(t.Context(), b.admin, task.ID)
+		require.NoError(t, err)
+	})
+}
+
+func TestRetryableCodes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		code Code
+		want bool
+	}{
+		{CodeTrap, true}, {CodeTimeout, true}, {CodeMemoryLimit, true}, {CodeInternal, true},
+		{CodeFunctionNotFound, false}, {CodeModuleNotFound, false}, {CodeModuleInvalid, false},
+		{Code("invalid_payload_framing"), false}, {CodeCancelled, false}, {Code("exited"), true},
+	}
+	for _, tc := range tests {
+		t.Run(string(tc.code), func(t *testing.T) {
+			require.Equal(t, tc.want, retryableCode(tc.code))
+		})
+	}
+}

@@ -1,0 +1,192 @@
+package runtime
+
+import (
+	"container/heap"
+	"context"
+	"sync"
+	"time"
+
+	"github.com/weft-run/weft/store"
+)
+
+// scheduler hands queued tasks to idle workers. It claims tasks through the
+// store (TaskClaim, fair across owners) only when workers are free, and it
+// never polls a busy queue: task creation and signals wake it through a
+// channel, and retries and timers register the time they fall due, which
+// arms a single timer. PollInterval is only a safety net.
+type scheduler struct {
+	e *Engine
+	// wake is signalled (coalesced) when a task may have become claimable
+	// now.
+	wake chan struct{}
+	// free holds one token per idle worker.
+	free chan struct{}
+	// work carries claimed tasks to the workers; it never holds more items
+	// than there are workers, so sends never block.
+	work chan workItem
+
+	mu  sync.Mutex
+	due timeHeap // times at which queued tasks fall due
+	// rearm is signalled (coalesced) when due gained an earlier time.
+	rearm chan struct{}
+}
+
+// workItem is one task for a worker.
+type workItem struct {
+	task *store.Task
+	// resumed marks a running task that start-up recovery kept running
+	// (policy resume): it continues from its checkpoint without a claim.
+	resumed bool
+}
+
+func newScheduler(e *Engine) *scheduler {
+	s := &scheduler{
+		e:     e,
+		wake:  make(chan struct{}, 1),
+		free:  make(chan struct{}, e.cfg.Workers),
+		work:  make(chan workItem, e.cfg.Workers),
+		rearm: make(chan struct{}, 1),
+	}
+	for range e.cfg.Workers {
+		s.free <- struct{}{}
+	}
+	return s
+}
+
+// notify wakes the scheduler: a task may be claimable now.
+func (s *scheduler) notify() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// wakeAt makes the scheduler claim at t, when a queued task falls due.
+func (s *scheduler) wakeAt(t time.Time) {
+	s.mu.Lock()
+	earliest := len(s.due) == 0 || t.Before(s.due[0])
+	heap.Push(&s.due, t)
+	s.mu.Unlock()
+	if earliest {
+		select {
+		case s.rearm <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// next drops the due times that have passed and returns the earliest one
+// still ahead (or the zero time), and whether any had passed: then a task
+// may have fallen due since the last claim.
+func (s *scheduler) next(now time.Time) (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	passed := false
+	for len(s.due) > 0 && !s.due[0].After(now) {
+		heap.Pop(&s.due)
+		passed = true
+	}
+	if len(s.due) == 0 {
+		return time.Time{}, passed
+	}
+	return s.due[0], passed
+}
+
+// run is the scheduler loop: take the idle workers, claim that many tasks,
+// hand them out, and sleep when the queue has nothing claimable.
+func (s *scheduler) run(ctx context.Context) {
+	defer s.e.wg.Done()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	for {
+		select {
+		case <-s.free:
+		case <-ctx.Done():
+			return
+		}
+		n := 1
+	take:
+		for n < cap(s.free) {
+			select {
+			case <-s.free:
+				n++
+			default:
+				break take
+			}
+		}
+		start := time.Now()
+		tasks, err := s.e.store.TaskClaim(ctx, &store.TaskClaimParams{Limit: n, Now: s.e.now()})
+		s.e.metrics.observeWrite("task_claim", time.Since(start))
+		if err != nil {
+			for range n {
+				s.free <- struct{}{}
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			s.e.log.Error("claim tasks", "error", err)
+			if !s.sleep(ctx, timer, 100*time.Millisecond) {
+				return
+			}
+			continue
+		}
+		for _, t := range tasks {
+			s.work <- workItem{task: t}
+		}
+		for range n - len(tasks) {
+			s.free <- struct{}{}
+		}
+		if len(tasks) == n {
+			continue // the queue may hold more
+		}
+		if !s.sleep(ctx, timer, s.e.cfg.PollInterval) {
+			return
+		}
+	}
+}
+
+// sleep waits until a wake-up, the next due time, or at most d. It returns
+// false when ctx is done.
+func (s *scheduler) sleep(ctx context.Context, timer *time.Timer, d time.Duration) bool {
+	for {
+		now := s.e.now()
+		due, passed := s.next(now)
+		if passed {
+			return ctx.Err() == nil // claim what fell due
+		}
+		if !due.IsZero() {
+			d = min(d, due.Sub(now))
+		}
+		if d <= 0 {
+			return ctx.Err() == nil
+		}
+		timer.Reset(d)
+		select {
+		case <-s.wake:
+		case <-timer.C:
+		case <-s.rearm:
+			timer.Stop()
+			continue // an earlier due time: wait again with it
+		case <-ctx.Done():
+			timer.Stop()
+			return false
+		}
+		timer.Stop()
+		return true
+	}
+}
+
+// timeHeap is a min-heap of times for container/heap.
+type timeHeap []time.Time
+
+func (h timeHeap) Len() int           { return len(h) }
+func (h timeHeap) Less(i, j int) bool { return h[i].Before(h[j]) }
+func (h timeHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *timeHeap) Push(x any)        { *h = append(*h, x.(time.Time)) }
+func (h *timeHeap) Pop() any {
+	old := *h
+	t := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return t
+}

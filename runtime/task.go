@@ -1,0 +1,429 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/store"
+)
+
+// TaskCreateParams are the params of Engine.TaskCreate and Engine.TaskRun.
+type TaskCreateParams struct {
+	// ClientID is the owner of the new task: only this client (and admins)
+	// can see it. Defaults to "" (no owner; internal use).
+	ClientID string
+	// Module is the module name; the task is pinned to its latest version.
+	// Required.
+	Module string
+	// Function is the exported function to run. Required.
+	Function string
+	// Input is the function's argument. Defaults to the null value.
+	Input codec.Envelope
+	// OnRestart is the restart policy (persistence §11.3). Defaults to
+	// store.OnRestartFail.
+	OnRestart store.OnRestart
+	// TimeoutMS bounds each attempt, in milliseconds. Defaults to 0 (no
+	// limit).
+	TimeoutMS int64
+	// Retry is the retry policy, including the total timeout across
+	// attempts. Defaults to nil (one attempt).
+	Retry *store.RetryPolicy
+	// Idempotency, when set, completes the caller's in-flight idempotency
+	// key in the same transaction as the task insert, so that a crash can
+	// never leave a created task behind a released key. Defaults to nil
+	// (complete the key separately with IdempotencyComplete).
+	Idempotency *IdempotencyReply
+}
+
+// IdempotencyReply is the answer stored with an idempotency key by
+// TaskCreate (see TaskCreateParams.Idempotency).
+type IdempotencyReply struct {
+	// Key is the in-flight key of ClientID, from IdempotencyBegin.
+	// Required.
+	Key string
+	// StatusCode is the HTTP status to replay, such as 202. Required.
+	StatusCode int
+	// Body renders the body to replay from the task about to be inserted
+	// (its id, status queued and creation time are final; the stored
+	// creation time may be later by the time the commit takes, at most a
+	// few milliseconds). The caller should send the same bytes in its
+	// first answer, so that a replay is identical to it. Required.
+	Body func(t *store.Task) ([]byte, error)
+}
+
+// TaskCreate validates p, persists a queued task and its response.created
+// event in one transaction, and wakes a worker. It returns only after the
+// commit (persistence §11.2: persist before 202). It returns CodeInvalid
+// (with Param) for bad params, CodeModuleNotFound, CodeFunctionNotFound, a
+// codec code for a bad input envelope, and CodeUnavailable when the engine
+// is not open.
+func (e *Engine) TaskCreate(ctx context.Context, p *TaskCreateParams) (*store.Task, error) {
+	ip, err := e.taskInsertParams(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if r := p.Idempotency; r != nil {
+		if r.Key == "" || r.StatusCode == 0 || r.Body == nil {
+			return nil, Errorf(CodeInvalid, "an idempotency reply needs a key, a status and a body")
+		}
+		ip.ID = store.NewID(store.TaskIDPrefix)
+		body, err := r.Body(provisionalTask(ip, e.now()))
+		if err != nil {
+			return nil, internal("render idempotent reply", err)
+		}
+		ip.Idempotency = &store.IdempotencyKeyCompleteParams{
+			ClientID: p.ClientID, Key: r.Key, StatusCode: r.StatusCode, Body: body,
+		}
+	}
+	t, err := e.taskInsert(ctx, ip)
+	if err != nil && p.Idempotency != nil && errors.Is(err, store.ErrNotFound) {
+		return nil, Errorf(CodeConflict, "idempotency key %q is not in flight", p.Idempotency.Key)
+	}
+	return t, err
+}
+
+// provisionalTask is the task ip will insert, as TaskInsert returns it,
+// with now as its creation time.
+func provisionalTask(ip *store.TaskInsertParams, now time.Time) *store.Task {
+	now = now.UTC().Truncate(time.Millisecond)
+	onRestart := ip.OnRestart
+	if onRestart == "" {
+		onRestart = store.OnRestartFail
+	}
+	return &store.Task{
+		ID: ip.ID, Module: ip.Module, ModuleDigest: ip.ModuleDigest, Function: ip.Function, Kind: ip.Kind,
+		Input: ip.Input, Status: store.StatusQueued, OnRestart: onRestart, Timeout: ip.Timeout, Retry: ip.Retry,
+		OwnerClientID: ip.OwnerClientID, NotBefore: now, CreatedAt: now, UpdatedAt: now,
+	}
+}
+
+// taskInsertParams validates p and turns it into store params.
+func (e *Engine) taskInsertParams(ctx context.Context, p *TaskCreateParams) (*store.TaskInsertParams, error) {
+	if err := e.checkOpen(); err != nil {
+		return nil, err
+	}
+	if p.Module == "" {
+		return nil, paramErrorf("module", "module is required")
+	}
+	if p.Function == "" {
+		return nil, paramErrorf("function", "function is required")
+	}
+	if p.OnRestart != "" && !p.OnRestart.Valid() {
+		return nil, paramErrorf("on_restart", "on_restart must be fail, retry or resume, not %q", p.OnRestart)
+	}
+	if p.TimeoutMS < 0 {
+		return nil, paramErrorf("timeout_ms", "timeout_ms must not be negative")
+	}
+	var retry store.RetryPolicy
+	if p.Retry != nil {
+		if err := checkRetry(p.Retry); err != nil {
+			return nil, err
+		}
+		retry = *p.Retry
+	}
+	input, err := inputPayload(p.Input)
+	if err != nil {
+		return nil, err
+	}
+	m, err := e.ModuleGet(ctx, p.Module)
+	if err != nil {
+		return nil, err
+	}
+	var kind store.Kind
+	for _, f := range m.Functions {
+		if f.Name == p.Function {
+			kind = f.Kind
+			break
+		}
+	}
+	if kind == "" {
+		return nil, &Error{Code: CodeFunctionNotFound, Param: "function",
+			Message: fmt.Sprintf("module %q (version %d) exports no function %q", m.Name, m.Version, p.Function)}
+	}
+	return &store.TaskInsertParams{
+		Module:        m.Name,
+		ModuleDigest:  m.Digest,
+		Function:      p.Function,
+		Kind:          kind,
+		Input:         input,
+		OnRestart:     p.OnRestart,
+		Timeout:       time.Duration(p.TimeoutMS) * time.Millisecond,
+		Retry:         retry,
+		OwnerClientID: p.ClientID,
+	}, nil
+}
+
+// nullFrame is the frame of the null value, the input of a task created
+// without one.
+var nullFrame = func() []byte {
+	f, err := codec.EncodeFrame(codec.Null())
+	if err != nil {
+		panic(err)
+	}
+	return f
+}()
+
+// inputPayload checks an input envelope (codec tag first, then strict
+// base64, then the whole frame; Avro Value protocol: wire format) and
+// returns it as a store payload.
+func inputPayload(env codec.Envelope) (store.Payload, error) {
+	if env.Codec == "" && env.Blob == "" {
+		return store.Payload{Codec: codec.CodecAvro, Data: nullFrame}, nil
+	}
+	frame, err := env.Frame()
+	if err == nil {
+		err = codec.ValidateFrame(frame, codec.DefaultLimits)
+	}
+	if err != nil {
+		return store.Payload{}, &Error{Code: ErrorCode(err), Param: "input", Message: ErrorMessage(err)}
+	}
+	return store.Payload{Codec: codec.CodecAvro, Data: frame}, nil
+}
+
+// taskInsert persists a task and wakes the scheduler.
+func (e *Engine) taskInsert(ctx context.Context, ip *store.TaskInsertParams) (*store.Task, error) {
+	start := time.Now()
+	t, err := e.store.TaskInsert(ctx, ip)
+	e.metrics.observeWrite("task_insert", time.Since(start))
+	if err != nil {
+		return nil, &Error{Code: CodeInternal, Err: fmt.Errorf("create task: %w", err)}
+	}
+	e.sched.notify()
+	return t, nil
+}
+
+// TaskRun creates a task like TaskCreate, durably, then waits until it
+// finishes and returns its response (POST /v1/responses). When ctx ends
+// first it returns ctx's error and the task goes on.
+func (e *Engine) TaskRun(ctx context.Context, p *TaskCreateParams) (*store.Response, error) {
+	ip, err := e.taskInsertParams(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	ip.ID = store.NewID(store.TaskIDPrefix)
+	watch, stop := e.store.EventWatch(ip.ID)
+	defer stop()
+	if _, err := e.taskInsert(ctx, ip); err != nil {
+		return nil, err
+	}
+	for {
+		select {
+		case <-watch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		t, err := e.store.TaskGet(ctx, ip.ID)
+		if err != nil {
+			return nil, internal("get task", err)
+		}
+		if t.Status.IsTerminal() {
+			r, err := e.store.ResponseGet(ctx, t.ResponseID())
+			if err != nil {
+				return nil, internal("get response", err)
+			}
+			return r, nil
+		}
+	}
+}
+
+// TaskGet returns a task the caller may see. Another client's task is
+// CodeNotFound, as is an unknown id; the caller needs the tasks:read scope.
+func (e *Engine) TaskGet(ctx context.Context, who *Principal, id string) (*store.Task, error) {
+	if err := who.Require(ScopeTasksRead); err != nil {
+		return nil, err
+	}
+	return e.visibleTask(ctx, who, id)
+}
+
+// visibleTask reads task id and hides it from a caller who does not own it.
+func (e *Engine) visibleTask(ctx context.Context, who *Principal, id string) (*store.Task, error) {
+	if store.CheckID(store.TaskIDPrefix, id) != nil {
+		return nil, Errorf(CodeNotFound, "task %q not found", id)
+	}
+	t, err := e.store.TaskGet(ctx, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, Errorf(CodeNotFound, "task %q not found", id)
+	case err != nil:
+		return nil, internal("get task", err)
+	}
+	if !who.owns(t.OwnerClientID) {
+		return nil, Errorf(CodeNotFound, "task %q not found", id)
+	}
+	return t, nil
+}
+
+// TaskListParams are the params of Engine.TaskList.
+type TaskListParams struct {
+	// Status limits the list to one status. Defaults to "" (every status).
+	Status string
+	// Cursor is the NextCursor of the previous page. Defaults to "" (the
+	// first page).
+	Cursor string
+	// Limit caps the page. Defaults to 50; at most 1000.
+	Limit int
+}
+
+// TaskList returns one page of the tasks the caller may see, newest first,
+// and the cursor of the next page ("" on the last page). It needs the
+// tasks:read scope and returns CodeInvalid for an unknown status.
+func (e *Engine) TaskList(ctx context.Context, who *Principal, p *TaskListParams) ([]*store.Task, string, error) {
+	if err := who.Require(ScopeTasksRead); err != nil {
+		return nil, "", err
+	}
+	lp := &store.TaskListParams{Newest: true, Cursor: p.Cursor, Limit: p.Limit}
+	if !who.IsAdmin() {
+		lp.OwnerClientID = who.ClientID
+	}
+	if p.Status != "" {
+		s, err := store.ParseStatus(p.Status)
+		if err != nil {
+			return nil, "", paramErrorf("status", "unknown task status %q", p.Status)
+		}
+		lp.Statuses = []store.Status{s}
+	}
+	if lp.Cursor != "" && store.CheckID(store.TaskIDPrefix, lp.Cursor) != nil {
+		return nil, "", paramErrorf("cursor", "invalid cursor %q", lp.Cursor)
+	}
+	switch {
+	case lp.Limit <= 0:
+		lp.Limit = 50
+	case lp.Limit > 1000:
+		lp.Limit = 1000
+	}
+	limit := lp.Limit
+	lp.Limit++ // one more tells whether there is a next page
+	ts, err := e.store.TaskList(ctx, lp)
+	if err != nil {
+		return nil, "", internal("list tasks", err)
+	}
+	next := ""
+	if len(ts) > limit {
+		ts = ts[:limit]
+		next = ts[limit-1].ID
+	}
+	return ts, next, nil
+}
+
+// TaskCancel cancels a task atomically (persistence §11.2): a queued or
+// loading task becomes cancelled at once; a running one becomes cancelling,
+// its plugin call is stopped, and its worker then writes cancelled.
+// Cancelling a cancelling or finished task succeeds and changes nothing. It
+// returns the task as it is after the call; it needs the tasks:write scope.
+func (e *Engine) TaskCancel(ctx context.Context, who *Principal, id string) (*store.Task, error) {
+	if err := who.Require(ScopeTasksWrite); err != nil {
+		return nil, err
+	}
+	t, err := e.visibleTask(ctx, who, id)
+	if err != nil {
+		return nil, err
+	}
+	if t.Status.IsTerminal() {
+		return t, nil
+	}
+	start := time.Now()
+	t, changed, err := e.store.TaskCancel(ctx, id)
+	e.metrics.observeWrite("task_cancel", time.Since(start))
+	if err != nil {
+		return nil, internal("cancel task", err)
+	}
+	if t.Status == store.StatusCancelling {
+		e.running.cancel(id, errCancelRequested)
+	}
+	if changed && t.Status == store.StatusCancelled {
+		e.metrics.observeFinished(t)
+	}
+	return t, nil
+}
+
+// EventSignalReceived is the event a signal appends to a workflow task's
+// log. Its payload holds the signal name and its value as an envelope.
+const EventSignalReceived = "signal.received"
+
+// signalPayload is the payload of EventSignalReceived.
+type signalPayload struct {
+	Name    string        `json:"name"`
+	Payload store.Payload `json:"payload_envelope"`
+}
+
+// TaskSignal delivers a named signal with a value to an unfinished workflow
+// task: it is appended to the task's log, in order, exactly once, and wakes
+// the workflow. It needs the tasks:write scope and returns
+// CodeSignalTargetFinished for a finished task and CodeInvalid for an
+// activity task, a bad name or payload.
+func (e *Engine) TaskSignal(ctx context.Context, who *Principal, id, name string, payload codec.Envelope) error {
+	if err := who.Require(ScopeTasksWrite); err != nil {
+		return err
+	}
+	if name == "" || len(name) > 256 {
+		return paramErrorf("name", "signal name must be 1 to 256 characters")
+	}
+	t, err := e.visibleTask(ctx, who, id)
+	if err != nil {
+		return err
+	}
+	if t.Status.IsTerminal() {
+		return Errorf(CodeSignalTargetFinished, "task %s is %s and receives no more signals", id, t.Status)
+	}
+	if t.Kind != store.KindWorkflow {
+		return Errorf(CodeInvalid, "task %s is an activity; only workflow tasks receive signals", id)
+	}
+	value, err := inputPayload(payload)
+	if err != nil {
+		var re *Error
+		if errors.As(err, &re) {
+			re.Param = "payload"
+		}
+		return err
+	}
+	doc, err := json.Marshal(signalPayload{Name: name, Payload: value})
+	if err != nil {
+		return internal("signal payload", err)
+	}
+	_, err = e.store.EventAppend(ctx, &store.EventAppendParams{
+		TaskID: id, Events: []store.EventDraft{{Type: EventSignalReceived, Payload: doc}}, Wake: true,
+	})
+	switch {
+	case errors.Is(err, store.ErrTaskFinished):
+		return Errorf(CodeSignalTargetFinished, "task %s finished and receives no more signals", id)
+	case err != nil:
+		return internal("signal task", err)
+	}
+	e.sched.notify()
+	return nil
+}
+
+// ResponseGet returns the response of a finished task the caller may see
+// (GET /v1/responses/{id}). It returns CodeTaskNotFinished while the task
+// runs and CodeNotFound for an unknown id or another client's response; it
+// needs the tasks:read scope.
+func (e *Engine) ResponseGet(ctx context.Context, who *Principal, id string) (*store.Response, error) {
+	if err := who.Require(ScopeTasksRead); err != nil {
+		return nil, err
+	}
+	if store.CheckID(store.ResponseIDPrefix, id) != nil {
+		return nil, Errorf(CodeNotFound, "response %q not found", id)
+	}
+	r, err := e.store.ResponseGet(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		t, terr := e.visibleTask(ctx, who, store.TaskIDFor(id))
+		if terr != nil {
+			return nil, Errorf(CodeNotFound, "response %q not found", id)
+		}
+		if !t.Status.IsTerminal() {
+			return nil, Errorf(CodeTaskNotFinished, "task %s is %s; its response is not ready", t.ID, t.Status)
+		}
+		return nil, Errorf(CodeNotFound, "response %q not found", id)
+	}
+	if err != nil {
+		return nil, internal("get response", err)
+	}
+	if !who.owns(r.OwnerClientID) {
+		return nil, Errorf(CodeNotFound, "response %q not found", id)
+	}
+	return r, nil
+}

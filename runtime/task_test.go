@@ -1,0 +1,415 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/store"
+)
+
+func TestTask(t *testing.T) {
+	t.Parallel()
+
+	t.Run("StateMachine", func(t *testing.T) {
+		t.Parallel()
+		e, b := setup(t, echo, nil)
+		in := mustEnvelope(t, codec.Map(codec.Entry{Key: "n", Value: codec.Long(7)}))
+		task := mustCreate(t, e, TaskCreateParams{ClientID: "cli_a", Function: "echo", Input: in})
+		require.Equal(t, store.StatusQueued, task.Status)
+		require.Equal(t, Digest(testWasm), task.ModuleDigest)
+		require.Equal(t, store.KindActivity, task.Kind)
+		require.Equal(t, store.OnRestartFail, task.OnRestart)
+
+		evs := mustEvents(t, e, b.admin, task.ID, -1)
+		requireGapless(t, evs, 0)
+		require.Equal(t, []string{
+			store.EventResponseCreated, store.EventStatusChanged, store.EventResponseInProgress, store.EventResponseCompleted,
+		}, eventTypes(evs))
+		var statuses []store.Status
+		for _, ev := range evs[:3] {
+			var se store.StatusEvent
+			require.NoError(t, json.Unmarshal(ev.Payload, &se))
+			statuses = append(statuses, se.Status)
+		}
+		require.Equal(t, []store.Status{store.StatusQueued, store.StatusLoading, store.StatusRunning}, statuses)
+		var final store.Response
+		require.NoError(t, json.Unmarshal(evs[3].Payload, &final))
+		require.Equal(t, store.StatusCompleted, final.Status)
+
+		got, err := e.TaskGet(t.Context(), b.admin, task.ID)
+		require.NoError(t, err)
+		require.Equal(t, store.StatusCompleted, got.Status)
+		require.Equal(t, 1, got.Attempt)
+		frame, err := in.Frame()
+		require.NoError(t, err)
+		require.Equal(t, frame, got.Output.Data)
+
+		resp, err := e.ResponseGet(t.Context(), b.admin, task.ResponseID())
+		require.NoError(t, err)
+		require.Equal(t, store.StatusCompleted, resp.Status)
+		require.Equal(t, frame, resp.Output.Data)
+		require.Equal(t, 1, b.exec.callCount())
+	})
+
+	t.Run("RunWaitsForTheResponse", func(t *testing.T) {
+		t.Parallel()
+		e, _ := setup(t, echo, nil)
+		resp, err := e.TaskRun(t.Context(), &TaskCreateParams{Module: "test", Function: "echo", Input: mustEnvelope(t, codec.Long(42))})
+		require.NoError(t, err)
+		require.Equal(t, store.StatusCompleted, resp.Status)
+		v, err := codec.DecodeFrame(resp.Output.Data)
+		require.NoError(t, err)
+		n, ok := v.AsLong()
+		require.True(t, ok)
+		require.EqualValues(t, 42, n)
+	})
+
+	t.Run("ManyTasksAllComplete", func(t *testing.T) {
+		t.Parallel()
+		e, _ := setup(t, echo, nil)
+		const n = 200
+		ids := make([]string, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				task, err := e.TaskCreate(context.Background(), &TaskCreateParams{
+					ClientID: []string{"cli_a", "cli_b", "cli_c"}[i%3], Module: "test", Function: "echo",
+					Input: mustEnvelope(t, codec.Long(int64(i))),
+				})
+				require.NoError(t, err)
+				ids[i] = task.ID
+			})
+		}
+		wg.Wait()
+		for i, id := range ids {
+			task := mustFinish(t, e, id)
+			require.Equal(t, store.StatusCompleted, task.Status)
+			v, err := codec.DecodeFrame(task.Output.Data)
+			require.NoError(t, err)
+			got, _ := v.AsLong()
+			require.EqualValues(t, i, got)
+		}
+	})
+
+	t.Run("NullInputByDefault", func(t *testing.T) {
+		t.Parallel()
+		e, _ := setup(t, echo, nil)
+		task, err := e.TaskCreate(t.Context(), &TaskCreateParams{Module: "test", Function: "echo"})
+		require.NoError(t, err)
+		v, err := codec.DecodeFrame(mustFinish(t, e, task.ID).Output.Data)
+		require.NoError(t, err)
+		require.True(t, v.IsNull())
+	})
+
+	t.Run("BadParams", func(t *testing.T) {
+		t.Parallel()
+		e, _ := setup(t, echo, nil)
+		good := mustEnvelope(t, codec.Long(1))
+		tests := []struct {
+			name  string
+			p     TaskCreateParams
+			code  Code
+			param string
+		}{
+			{name: "no module", p: TaskCreateParams{Function: "echo"}, code: CodeInvalid, param: "module"},
+			{name: "no function", p: TaskCreateParams{Module: "test"}, code: CodeInvalid, param: "function"},
+			{name: "unknown module", p: TaskCreateParams{Module: "nope", Function: "echo"}, code: CodeModuleNotFound},
+			{name: "unknown function", p: TaskCreateParams{Module: "test", Function: "nope"}, code: CodeFunctionNotFound, param: "function"},
+			{name: "bad policy", p: TaskCreateParams{Module: "test", Function: "echo", OnRestart: "later"}, code: CodeInvalid, param: "on_restart"},
+			{name: "negative timeout", p: TaskCreateParams{Module: "test", Function: "echo", TimeoutMS: -1}, code: CodeInvalid, param: "timeout_ms"},
+			{name: "bad coefficient", p: TaskCreateParams{Module: "test", Function: "echo", Retry: &store.RetryPolicy{BackoffCoefficient: 0.5}}, code: CodeInvalid, param: "retry.backoff_coefficient"},
+			{name: "json codec", p: TaskCreateParams{Module: "test", Function: "echo", Input: codec.Envelope{Codec: "json", Blob: good.Blob}}, code: Code(codec.CodeUnsupportedPayloadCodec), param: "input"},
+			{name: "bad base64", p: TaskCreateParams{Module: "test", Function: "echo", Input: codec.Envelope{Codec: "avro", Blob: "!!"}}, code: Code(codec.CodeInvalidPayloadFraming), param: "input"},
+			{name: "bad fingerprint", p: TaskCreateParams{Module: "test", Function: "echo", Input: codec.EnvelopeOf([]byte("\xc3\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00"))}, code: Code(codec.CodeUnsupportedPayloadSchema), param: "input"},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				_, err := e.TaskCreate(t.Context(), &tc.p)
+				require.Error(t, err)
+				require.Equal(t, tc.code, ErrorCode(err), "%v", err)
+				require.Equal(t, tc.param, ErrorParam(err))
+			})
+		}
+	})
+
+	t.Run("Visibility", func(t *testing.T) {
+		t.Parallel()
+		e, b := setup(t, echo, nil)
+		alice := &Principal{ClientID: "cli_alice", Scopes: []string{ScopeTasksRead, ScopeTasksWrite}}
+		bob := &Principal{ClientID: "cli_bob", Scopes: []string{ScopeTasksRead, ScopeTasksWrite}}
+		task := mustCreate(t, e, TaskCreateParams{ClientID: alice.ClientID, Function: "echo"})
+		mustFinish(t, e, task.ID)
+
+		_, err := e.TaskGet(t.Context(), alice, task.ID)
+		require.NoError(t, err)
+		_, err = e.TaskGet(t.Context(), b.admin, task.ID)
+		require.NoError(t, err)
+		for name, op := range map[string]func() error{
+			"get":      func() error { _, err := e.TaskGet(t.Context(), bob, task.ID); return err },
+			"cancel":   func() error { _, err := e.TaskCancel(t.Context(), bob, task.ID); return err },
+			"events":   func() error { _, err := e.EventList(t.Context(), bob, task.ID, -1, 0); return err },
+			"watch":    func() error { _, err := e.EventSubscribe(t.Context(), bob, task.ID, -1); return err },
+			"response": func() error { _, err := e.ResponseGet(t.Context(), bob, task.ResponseID()); return err },
+			"unknown":  func() error { _, err := e.TaskGet(t.Context(), alice, store.NewID(store.TaskIDPrefix)); return err },
+			"bad id":   func() error { _, err := e.TaskGet(t.Context(), alice, "../etc/passwd"); return err },
+		} {
+			require.Equal(t, CodeNotFound, ErrorCode(op()), name)
+		}
+
+		other := mustCreate(t, e, TaskCreateParams{ClientID: bob.ClientID, Function: "echo"})
+		mine, _, err := e.TaskList(t.Context(), alice, &TaskListParams{})
+		require.NoError(t, err)
+		require.Len(t, mine, 1)
+		require.Equal(t, task.ID, mine[0].ID)
+		all, _, err := e.TaskList(t.Context(), b.admin, &TaskListParams{})
+		require.NoError(t, err)
+		require.Len(t, all, 2)
+		require.Equal(t, other.ID, all[0].ID, "newest first")
+	})
+
+	t.Run("ListPages", func(t *testing.T) {
+		t.Parallel()
+		e, b := setup(t, echo, nil)
+		var ids []string
+		for range 5 {
+			ids = append(ids, mustCreate(t, e, TaskCreateParams{Function: "echo"}).ID)
+		}
+		for _, id := range ids {
+			mustFinish(t, e, id)
+		}
+		var seen []string
+		cursor := ""
+		for {
+			page, next, err := e.TaskList(t.Context(), b.admin, &TaskListParams{Cursor: cursor, Limit: 2, Status: "completed"})
+			require.NoError(t, err)
+			for _, task := range page {
+				seen = append(seen, task.ID)
+			}
+			if next == "" {
+				break
+			}
+			cursor = next
+		}
+		require.Equal(t, []string{ids[4], ids[3], ids[2], ids[1], ids[0]}, seen)
+		_, _, err := e.TaskList(t.Context(), b.admin, &TaskListParams{Status: "sleeping"})
+		require.Equal(t, CodeInvalid, ErrorCode(err))
+	})
+
+	t.Run("ResponseOfUnfinishedTask", func(t *testing.T) {
+		t.Parallel()
+		release := make(chan struct{})
+		e, b := setup(t, func(ctx context.Context, call *Call) (*CallResult, error) {
+			<-release
+			return echo(ctx, call)
+		}, nil)
+		task := mustCreate(t, e, TaskCreateParams{Function: "work"})
+		_, err := e.ResponseGet(t.Context(), b.admin, task.ResponseID())
+		require.Equal(t, CodeTaskNotFinished, ErrorCode(err))
+		close(release)
+		mustFinish(t, e, task.ID)
+		_, err = e.ResponseGet(t.Context(), b.admin, task.ResponseID())
+		require.NoError(t, err)
+	})
+
+	t.Run("ClosedEngineRefusesWork", func(t *testing.T) {
+		t.Parallel()
+		e, _ := setup(t, echo, nil)
+		require.NoError(t, e.Close(t.Context()))
+		require.NoError(t, e.Close(t.Context()), "Close is idempotent")
+		_, err := e.TaskCreate(t.Context(), &TaskCreateParams{Module: "test", Function: "echo"})
+		require.Equal(t, CodeUnavailable, ErrorCode(err))
+		require.False(t, e.Ready())
+	})
+}
+
+func TestModule(t *testing.T) {
+	t.Parallel()
+
+	t.Run("DeployGetListDelete", func(t *testing.T) {
+		t.Parallel()
+		e, b := setup(t, echo, nil)
+		m, err := e.ModuleGet(t.Context(), "test")
+		require.NoError(t, err)
+		require.Equal(t, 1, m.Version)
+		require.Equal(t, Digest(testWasm), m.Digest)
+		require.EqualValues(t, len(testWasm), m.Size)
+		require.Len(t, m.Functions, 3)
+		stored, err := b.files.Get(t.Context(), m.Digest)
+		require.NoError(t, err)
+		require.Equal(t, testWasm, stored)
+
+		again, err := e.ModuleDeploy(t.Context(), "test", testWasm)
+		require.NoError(t, err)
+		require.Equal(t, 1, again.Version, "the same bytes again are the same version")
+		v2 := append(append([]byte(nil), testWasm...), " v2"...)
+		m2, err := e.ModuleDeploy(t.Context(), "test", v2)
+		require.NoError(t, err)
+		require.Equal(t, 2, m2.Version)
+		got, err := e.ModuleGet(t.Context(), "test")
+		require.NoError(t, err)
+		require.Equal(t, Digest(v2), got.Digest, "the cache follows a deploy")
+
+		list, err := e.ModuleList(t.Context())
+		require.NoError(t, err)
+		require.Len(t, list, 1)
+
+		require.NoError(t, e.ModuleDelete(t.Context(), "test"))
+		_, err = e.ModuleGet(t.Context(), "test")
+		require.Equal(t, CodeModuleNotFound, ErrorCode(err))
+		require.Equal(t, CodeModuleNotFound, ErrorCode(e.ModuleDelete(t.Context(), "test")))
+		_, err = e.TaskCreate(t.Context(), &TaskCreateParams{Module: "test", Function: "echo"})
+		require.Equal(t, CodeModuleNotFound, ErrorCode(err))
+	})
+
+	t.Run("TaskStaysPinned", func(t *testing.T) {
+		t.Parallel()
+		started := make(chan string, 1)
+		release := make(chan struct{})
+		e, _ := setup(t, func(ctx context.Context, call *Call) (*CallResult, error) {
+			started <- call.Digest
+			<-release
+			return echo(ctx, call)
+		}, nil)
+		task := mustCreate(t, e, TaskCreateParams{Function: "work"})
+		require.Equal(t, Digest(testWasm), <-started)
+		_, err := e.ModuleDeploy(t.Context(), "test", append([]byte("v2 "), testWasm...))
+		require.NoError(t, err)
+		close(release)
+		done := mustFinish(t, e, task.ID)
+		require.Equal(t, store.StatusCompleted, done.Status)
+		require.Equal(t, Digest(testWasm), done.ModuleDigest)
+	})
+
+	t.Run("Invalid", func(t *testing.T) {
+		t.Parallel()
+		e, b := setup(t, echo, nil)
+		b.exec.CompileFunc = func(_ context.Context, wasm []byte) (*ModuleInfo, error) {
+			switch string(wasm) {
+			case "bad kind":
+				return &ModuleInfo{Functions: []Function{{Name: "f", Kind: "daemon"}}}, nil
+			case "twice":
+				return &ModuleInfo{Functions: []Function{{Name: "f", Kind: "activity"}, {Name: "f", Kind: "activity"}}}, nil
+			}
+			return nil, errors.New("magic header not detected")
+		}
+		tests := []struct {
+			name, module, wasm string
+			code               Code
+		}{
+			{name: "not wasm", module: "m", wasm: "hello", code: CodeModuleInvalid},
+			{name: "bad kind", module: "m", wasm: "bad kind", code: CodeModuleInvalid},
+			{name: "function twice", module: "m", wasm: "twice", code: CodeModuleInvalid},
+			{name: "empty", module: "m", wasm: "", code: CodeInvalid},
+			{name: "bad name", module: "../m", wasm: "hello", code: CodeInvalid},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				_, err := e.ModuleDeploy(t.Context(), tc.module, []byte(tc.wasm))
+				require.Equal(t, tc.code, ErrorCode(err), "%v", err)
+			})
+		}
+		_, err := e.ModuleGet(t.Context(), "m")
+		require.Equal(t, CodeModuleNotFound, ErrorCode(err))
+	})
+
+	t.Run("MissingFileFailsTheTask", func(t *testing.T) {
+		t.Parallel()
+		b := mustStore(t)
+		b.exec.CallFunc = echo
+		// Record a module whose file was never stored.
+		_, err := b.db.ModuleInsert(t.Context(), &store.ModuleInsertParams{
+			Name: "ghost", Digest: Digest([]byte("ghost")), Size: 5,
+			Functions: []store.Function{{Name: "echo", Kind: store.KindActivity}},
+		})
+		require.NoError(t, err)
+		e := mustOpen(t, b.engineConfig(t))
+		task, err := e.TaskCreate(t.Context(), &TaskCreateParams{Module: "ghost", Function: "echo"})
+		require.NoError(t, err)
+		done := mustFinish(t, e, task.ID)
+		require.Equal(t, store.StatusFailed, done.Status)
+		require.Equal(t, string(CodeModuleNotFound), done.Error.Code)
+		require.Zero(t, b.exec.callCount())
+	})
+
+	t.Run("CorruptFileFailsTheTask", func(t *testing.T) {
+		t.Parallel()
+		b := mustStore(t)
+		b.exec.CallFunc = echo
+		wasm := []byte("module damaged on disk")
+		digest, err := b.files.Put(t.Context(), wasm)
+		require.NoError(t, err)
+		_, err = b.db.ModuleInsert(t.Context(), &store.ModuleInsertParams{
+			Name: "damaged", Digest: digest, Size: int64(len(wasm)),
+			Functions: []store.Function{{Name: "echo", Kind: store.KindActivity}},
+		})
+		require.NoError(t, err)
+		path, err := b.files.Path(digest)
+		require.NoError(t, err)
+		require.NoError(t, os.Chmod(path, 0o600))
+		require.NoError(t, os.WriteFile(path, []byte("module changed on disk!"), 0o600))
+		e := mustOpen(t, b.engineConfig(t))
+		task, err := e.TaskCreate(t.Context(), &TaskCreateParams{Module: "damaged", Function: "echo"})
+		require.NoError(t, err)
+		done := mustFinish(t, e, task.ID)
+		require.Equal(t, store.StatusFailed, done.Status)
+		require.Equal(t, string(CodeModuleInvalid), done.Error.Code)
+		require.Zero(t, b.exec.callCount())
+		b.exec.mu.Lock()
+		defer b.exec.mu.Unlock()
+		require.Zero(t, b.exec.compiles, "damaged bytes never reach the compiler")
+	})
+
+	t.Run("LoadsOncePerDigest", func(t *testing.T) {
+		t.Parallel()
+		b := mustStore(t)
+		b.exec.CallFunc = echo
+		wasm := []byte("module loaded by a worker")
+		_, err := b.files.Put(t.Context(), wasm)
+		require.NoError(t, err)
+		_, err = b.db.ModuleInsert(t.Context(), &store.ModuleInsertParams{
+			Name: "cold", Digest: Digest(wasm), Size: int64(len(wasm)),
+			Functions: []store.Function{{Name: "echo", Kind: store.KindActivity}},
+		})
+		require.NoError(t, err)
+		e := mustOpen(t, b.engineConfig(t))
+		var ids []string
+		for range 20 {
+			task, err := e.TaskCreate(t.Context(), &TaskCreateParams{Module: "cold", Function: "echo"})
+			require.NoError(t, err)
+			ids = append(ids, task.ID)
+		}
+		for _, id := range ids {
+			require.Equal(t, store.StatusCompleted, mustFinish(t, e, id).Status)
+		}
+		b.exec.mu.Lock()
+		defer b.exec.mu.Unlock()
+		require.Equal(t, 1, b.exec.compiles)
+	})
+}
+
+func TestEngineClose(t *testing.T) {
+	t.Parallel()
+	entered := make(chan struct{})
+	e, b := setup(t, func(ctx context.Context, call *Call) (*CallResult, error) {
+		close(entered)
+		<-ctx.Done() // a plugin that honours cancellation
+		return nil, ctx.Err()
+	}, nil)
+	task := mustCreate(t, e, TaskCreateParams{Function: "work", OnRestart: store.OnRestartRetry})
+	<-entered
+	start := time.Now()
+	require.NoError(t, e.Close(t.Context()))
+	require.Less(t, time.Since(start), DefaultShutdownTimeout)
+	// The task is left as it was, for recovery at the next start.
+	got, err := b.db.TaskGet(t.Context(), task.ID)
+	require.NoError(t, err)
+	require.Equal(t, store.StatusRunning, got.Status)
+}

@@ -1,0 +1,374 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/store"
+)
+
+// The cancellation causes of a plugin call besides errShutdown.
+var (
+	errCancelRequested = errors.New("task cancel requested")
+	errAttemptTimeout  = errors.New("attempt timed out")
+	errTotalTimeout    = errors.New("task timed out")
+)
+
+// EventAttemptFailed is the event appended, in the same transaction as the
+// move back to queued, when a failed attempt is retried. Its payload holds
+// the attempt, the error and the time of the next attempt.
+const EventAttemptFailed = "task.attempt_failed"
+
+// worker runs one task at a time. Its Call is reused from task to task, so
+// the hot path allocates little beyond what the store returns.
+type worker struct {
+	e    *Engine
+	task *store.Task
+	call Call
+}
+
+// worker is the loop of one worker goroutine.
+func (e *Engine) worker() {
+	defer e.wg.Done()
+	w := &worker{e: e}
+	w.call.Wasm = w.wasm
+	w.call.Log = w.logLine
+	w.call.SaveCheckpoint = w.saveCheckpoint
+	for {
+		select {
+		case it := <-e.sched.work:
+			w.run(it)
+			e.sched.free <- struct{}{}
+		case <-e.runCtx.Done():
+			return
+		}
+	}
+}
+
+// run takes one task from loading (or, resumed, from running) to its next
+// status. Every status change is a compare-and-set through the store: when a
+// cancel wins a race, the worker finishes the cancel instead.
+func (w *worker) run(it workItem) {
+	e := w.e
+	if e.runCtx.Err() != nil {
+		return // shutdown: a claimed task stays loading, for start-up recovery
+	}
+	w.task = it.task
+	defer func() { w.task = nil }()
+	ctx := context.Background() // writes finish even during shutdown
+	deadline := totalDeadline(it.task)
+	if !w.load(ctx, it, deadline) {
+		return
+	}
+
+	callCtx, cancel := context.WithCancelCause(e.runCtx)
+	defer cancel(nil)
+	// Register before the move to running: a cancel that commits after the
+	// move then finds the call to stop, and one that commits before it makes
+	// the move fail.
+	e.running.add(it.task.ID, cancel)
+	defer e.running.remove(it.task.ID)
+	t, ok := w.start(ctx, it)
+	if !ok {
+		return
+	}
+	w.task = t
+
+	// The call ends at the earlier of the attempt's timeout and the task's
+	// total deadline, each with its own cause.
+	timeout, cause := t.Timeout, errAttemptTimeout
+	if !deadline.IsZero() {
+		if left := deadline.Sub(e.now()); timeout == 0 || left < timeout {
+			timeout, cause = max(left, time.Nanosecond), errTotalTimeout
+		}
+	}
+	if timeout > 0 {
+		var stop context.CancelFunc
+		callCtx, stop = context.WithTimeoutCause(callCtx, timeout, cause)
+		defer stop()
+	}
+	res, err := w.invoke(callCtx, t, timeout)
+	w.settle(ctx, callCtx, t, deadline, res, err)
+}
+
+// load checks the total deadline and loads the task's module while the task
+// is loading (or running, when resumed). It fails the task and returns false
+// when either fails; on shutdown it returns false and writes nothing.
+func (w *worker) load(ctx context.Context, it workItem, deadline time.Time) bool {
+	e, t := w.e, it.task
+	from := store.StatusLoading
+	if it.resumed {
+		from = store.StatusRunning
+	}
+	if !deadline.IsZero() && !e.now().Before(deadline) {
+		w.fail(ctx, t, from, &store.TaskError{Code: string(CodeTimeout), Type: string(CodeTimeout),
+			Message: "task timed out before its attempt could start", NonRetryable: true})
+		return false
+	}
+	if err := e.loadModule(e.runCtx, t.ModuleDigest); err != nil {
+		if e.runCtx.Err() == nil {
+			w.fail(ctx, t, from, taskErrorOf(err))
+		}
+		return false
+	}
+	return true
+}
+
+// start moves a claimed task from loading to running and returns it; a
+// resumed task is running already, so start only checks that no cancel
+// arrived meanwhile. It returns false when the task must not run.
+func (w *worker) start(ctx context.Context, it workItem) (*store.Task, bool) {
+	e, id := w.e, it.task.ID
+	if it.resumed {
+		cur, err := e.store.TaskGet(ctx, id)
+		switch {
+		case err != nil:
+			e.log.Error("resume task", "task_id", id, "error", err)
+			return nil, false
+		case cur.Status == store.StatusCancelling:
+			w.cancelled(ctx, id)
+			return nil, false
+		case cur.Status != store.StatusRunning:
+			return nil, false
+		}
+		return cur, true
+	}
+	t, err := w.transition(ctx, &store.TaskTransitionParams{
+		ID: id, From: []store.Status{store.StatusLoading}, To: store.StatusRunning,
+	})
+	if err != nil {
+		if !errors.Is(err, store.ErrConflict) {
+			e.log.Error("start task", "task_id", id, "error", err)
+		}
+		return nil, false // cancelled while loading, or left for recovery
+	}
+	return t, true
+}
+
+// invoke runs the plugin call of t through the worker's reusable Call.
+func (w *worker) invoke(ctx context.Context, t *store.Task, timeout time.Duration) (*CallResult, error) {
+	w.call.TaskID = t.ID
+	w.call.Attempt = t.Attempt
+	w.call.Module = t.Module
+	w.call.Digest = t.ModuleDigest
+	w.call.Function = t.Function
+	w.call.Input = t.Input.Data
+	// A checkpoint survives only where it should: retries and the retry
+	// policy of recovery clear it, resume keeps it (persistence §11.3).
+	w.call.Checkpoint = t.Checkpoint.Data
+	w.call.Timeout = timeout
+	start := time.Now()
+	res, err := w.e.exec.Call(ctx, &w.call)
+	w.e.metrics.observeCall(t.Module, time.Since(start), err == nil && res != nil && res.Error == nil)
+	w.call.Input, w.call.Checkpoint = nil, nil
+	return res, err
+}
+
+// settle writes the outcome of a call: completed, a retry, failed, or
+// cancelled; after a shutdown it writes nothing.
+func (w *worker) settle(ctx, callCtx context.Context, t *store.Task, deadline time.Time, res *CallResult, err error) {
+	if err == nil && res != nil && res.Error == nil {
+		if verr := codec.ValidateFrame(res.Output, codec.DefaultLimits); verr != nil {
+			w.fail(ctx, t, store.StatusRunning, &store.TaskError{Code: string(ErrorCode(verr)), Type: string(ErrorCode(verr)),
+				Message: "plugin output: " + ErrorMessage(verr), NonRetryable: true})
+			return
+		}
+		w.finish(ctx, &store.TaskTransitionParams{
+			ID: t.ID, From: []store.Status{store.StatusRunning}, To: store.StatusCompleted,
+			Output: store.Payload{Codec: codec.CodecAvro, Data: res.Output},
+		})
+		return
+	}
+	switch c := context.Cause(callCtx); {
+	case errors.Is(c, errShutdown):
+		// Leave the task to start-up recovery (persistence §11.3).
+		w.e.log.Debug("call stopped by shutdown", "task_id", t.ID)
+		return
+	case errors.Is(c, errCancelRequested):
+		w.cancelled(ctx, t.ID)
+		return
+	}
+	te, retryable := w.classify(callCtx, res, err)
+	if retryable {
+		if at, ok := nextAttempt(t.Retry, t.Attempt, w.e.now(), deadline); ok {
+			w.retry(ctx, t, te, at)
+			return
+		}
+	}
+	w.fail(ctx, t, store.StatusRunning, te)
+}
+
+// classify turns a failed call into the task error to store and whether the
+// retry policy may retry it.
+func (w *worker) classify(callCtx context.Context, res *CallResult, err error) (*store.TaskError, bool) {
+	t := w.task
+	if err == nil && res != nil && res.Error != nil {
+		pe := res.Error
+		te := &store.TaskError{
+			Code: string(CodeApplication), Message: pe.Message, Type: pe.Type, NonRetryable: pe.NonRetryable,
+		}
+		if len(pe.Details) > 0 {
+			te.Details = store.Payload{Codec: codec.CodecAvro, Data: append([]byte(nil), pe.Details...)}
+		}
+		return te, !pe.NonRetryable && !nonRetryableType(t.Retry, pe.Type)
+	}
+	if err == nil {
+		err = errors.New("executor returned no result")
+	}
+	code := ErrorCode(err)
+	msg := ErrorMessage(err)
+	switch c := context.Cause(callCtx); {
+	case errors.Is(c, errTotalTimeout):
+		return &store.TaskError{Code: string(CodeTimeout), Type: string(CodeTimeout), Message: "task timed out", NonRetryable: true}, false
+	case errors.Is(c, errAttemptTimeout):
+		code, msg = CodeTimeout, "attempt timed out after "+t.Timeout.String()
+	}
+	if code == CodeInternal {
+		w.e.log.Error("plugin call", "task_id", t.ID, "module", t.Module, "function", t.Function, "error", err)
+	}
+	te := &store.TaskError{Code: string(code), Type: string(code), Message: msg}
+	return te, retryableCode(code) && !nonRetryableType(t.Retry, string(code))
+}
+
+// retry moves the task back to queued until at, with an attempt_failed
+// event in the same transaction, and wakes the scheduler at that time.
+func (w *worker) retry(ctx context.Context, t *store.Task, te *store.TaskError, at time.Time) {
+	payload, err := json.Marshal(attemptFailed{Attempt: t.Attempt, Error: te, RetryAt: at.UTC()})
+	if err != nil {
+		w.e.log.Error("attempt failed event", "task_id", t.ID, "error", err)
+		payload = []byte("{}")
+	}
+	_, err = w.transition(ctx, &store.TaskTransitionParams{
+		ID: t.ID, From: []store.Status{store.StatusRunning}, To: store.StatusQueued,
+		NotBefore: at, ClearCheckpoint: true, Reason: "retry",
+		Events: []store.EventDraft{{Type: EventAttemptFailed, Payload: payload}},
+	})
+	if err == nil {
+		w.e.sched.wakeAt(at)
+		return
+	}
+	w.lost(ctx, t.ID, err)
+}
+
+// attemptFailed is the payload of EventAttemptFailed.
+type attemptFailed struct {
+	Attempt int              `json:"attempt"`
+	Error   *store.TaskError `json:"error"`
+	RetryAt time.Time        `json:"retry_at"`
+}
+
+// fail moves the task from `from` to failed with te.
+func (w *worker) fail(ctx context.Context, t *store.Task, from store.Status, te *store.TaskError) {
+	w.finish(ctx, &store.TaskTransitionParams{ID: t.ID, From: []store.Status{from}, To: store.StatusFailed, Error: te})
+}
+
+// finish writes a terminal status and records the task's duration.
+func (w *worker) finish(ctx context.Context, p *store.TaskTransitionParams) {
+	t, err := w.transition(ctx, p)
+	if err != nil {
+		w.lost(ctx, p.ID, err)
+		return
+	}
+	w.e.metrics.observeFinished(t)
+}
+
+// lost handles a transition that did not happen: after a lost race with a
+// cancel, the worker completes the cancel; other errors leave the task to
+// start-up recovery.
+func (w *worker) lost(ctx context.Context, id string, err error) {
+	if !errors.Is(err, store.ErrConflict) {
+		w.e.log.Error("task transition", "task_id", id, "error", err)
+		return
+	}
+	w.cancelled(ctx, id)
+}
+
+// cancelled ends a cancelling task as cancelled. A task in any other
+// status is left alone: a queued or loading task was cancelled at once, a
+// finished one stays finished.
+func (w *worker) cancelled(ctx context.Context, id string) {
+	t, err := w.transition(ctx, &store.TaskTransitionParams{
+		ID: id, From: []store.Status{store.StatusCancelling}, To: store.StatusCancelled,
+	})
+	if err != nil {
+		if !errors.Is(err, store.ErrConflict) {
+			w.e.log.Error("cancel task", "task_id", id, "error", err)
+		}
+		return
+	}
+	w.e.metrics.observeFinished(t)
+}
+
+// transition runs a store transition and measures it.
+func (w *worker) transition(ctx context.Context, p *store.TaskTransitionParams) (*store.Task, error) {
+	start := time.Now()
+	t, err := w.e.store.TaskTransition(ctx, p)
+	w.e.metrics.observeWrite("task_transition", time.Since(start))
+	return t, err
+}
+
+// wasm implements Call.Wasm.
+func (w *worker) wasm(ctx context.Context) ([]byte, error) {
+	return w.e.moduleBytes(ctx, w.task.ModuleDigest)
+}
+
+// logLine implements Call.Log: guest log lines go to the module's named
+// logger at the guest's level (house style rule 11).
+func (w *worker) logLine(level, msg string) {
+	lvl := hclog.LevelFromString(level)
+	if lvl == hclog.NoLevel {
+		lvl = hclog.Info
+	}
+	w.e.pluginLogger(w.task.Module).Log(lvl, msg, "task_id", w.task.ID)
+}
+
+// saveCheckpoint implements Call.SaveCheckpoint.
+func (w *worker) saveCheckpoint(ctx context.Context, frame []byte) error {
+	if err := codec.ValidateFrame(frame, codec.DefaultLimits); err != nil {
+		return err
+	}
+	_, err := w.e.store.TaskCheckpoint(ctx, &store.TaskCheckpointParams{
+		ID: w.task.ID, Checkpoint: store.Payload{Codec: codec.CodecAvro, Data: append([]byte(nil), frame...)},
+	})
+	switch {
+	case errors.Is(err, store.ErrConflict):
+		return Errorf(CodeConflict, "task %s is no longer running", w.task.ID)
+	case err != nil:
+		return internal("save checkpoint", err)
+	}
+	return nil
+}
+
+// pluginLogger returns the logger of a module, named after it.
+func (e *Engine) pluginLogger(module string) hclog.Logger {
+	if l, ok := e.loggers.Load(module); ok {
+		return l.(hclog.Logger)
+	}
+	l, _ := e.loggers.LoadOrStore(module, e.cfg.Logger.Named("plugin").Named(module))
+	return l.(hclog.Logger)
+}
+
+// resume hands the running tasks kept by start-up recovery (policy resume)
+// to the workers, each continuing from its last checkpoint.
+func (e *Engine) resume(ctx context.Context, tasks []*store.Task) {
+	defer e.wg.Done()
+	for _, t := range tasks {
+		select {
+		case <-e.sched.free:
+		case <-ctx.Done():
+			return
+		}
+		e.sched.work <- workItem{task: t, resumed: true}
+	}
+}
+
+// taskErrorOf is the task error of a failure that happens before a call.
+func taskErrorOf(err error) *store.TaskError {
+	code := ErrorCode(err)
+	return &store.TaskError{Code: string(code), Type: string(code), Message: ErrorMessage(err), NonRetryable: true}
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Rebuilds the committed Go .wasm guests (`make wasm`): the stock plugins,
+# the host's test guests. The .wasm files are committed, so `make test` needs
+# only Go. Each guest's source names the same command in its doc comment.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# build OUT PKG: one WASI reactor from a main package.
+build() {
+	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -o "$1" "$2"
+	echo "$1: $(wc -c <"$1") bytes"
+}
+
+build plugins/testkit/testkit.wasm ./plugins/testkit
+build host/testdata/hostile.wasm ./host/testdata/hostile
+build host/testdata/wfkit.wasm ./host/testdata/wfkit

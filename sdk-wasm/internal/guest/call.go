@@ -1,0 +1,125 @@
+package guest
+
+import (
+	"fmt"
+	"runtime/debug"
+
+	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/sdk-wasm/abi"
+	"github.com/weft-run/weft/sdk-wasm/internal/hostcall"
+)
+
+// suspendSignal is the panic value that unwinds a workflow whose await the
+// host answered with abi.AwaitSuspended.
+type suspendSignal struct{}
+
+var suspended = &suspendSignal{}
+
+// Suspend unwinds the running workflow call; weft_call then returns
+// abi.StatusSuspended. Code between must not recover it.
+func Suspend() { panic(suspended) }
+
+// last is the function of the previous call: a plugin usually serves one
+// function many times, and comparing a name is cheaper than a map lookup.
+var last *function
+
+// out is the reused buffer of encoded outputs and errors: the host copies a
+// frame during set_output or set_error, so one buffer serves every call.
+var out []byte
+
+// maxKeep is the largest output buffer kept between calls.
+const maxKeep = 1 << 20
+
+// Call implements weft_call: it finds the function, decodes the input, runs
+// the handler, and hands the output or the error to the host.
+func Call(namePacked, inputPacked uint64) (status abi.Status) {
+	np, nl := abi.Unpack(namePacked)
+	ip, il := abi.Unpack(inputPacked)
+	name, input, ok := slices(np, nl, ip, il)
+	if !ok {
+		return fail(&ApplicationError{Type: "weft.bad_call", Message: "weft_call arguments are not in a weft_alloc buffer", NonRetryable: true})
+	}
+	f := last
+	if f == nil || f.name != string(name) {
+		if f = registry[string(name)]; f == nil {
+			return fail(&ApplicationError{Type: "weft.function_not_found", Message: fmt.Sprintf("no function %q is registered", name), NonRetryable: true})
+		}
+		last = f
+	}
+	if f.frame != nil {
+		return callFrame(f.frame, input)
+	}
+	in, err := codec.DecodeFrame(input)
+	if err != nil {
+		return fail(&ApplicationError{Type: "weft.invalid_input", Message: err.Error(), NonRetryable: true})
+	}
+	v, susp, err := run(f.handler, in)
+	switch {
+	case susp:
+		return abi.StatusSuspended
+	case err != nil:
+		return fail(AsApplicationError(err))
+	}
+	out, err = codec.AppendFrame(out[:0], v)
+	if err != nil {
+		return fail(&ApplicationError{Type: "weft.invalid_output", Message: err.Error(), NonRetryable: true})
+	}
+	hostcall.SetOutput(out)
+	trim()
+	return abi.StatusOK
+}
+
+// callFrame runs a FrameHandler.
+func callFrame(h FrameHandler, input []byte) abi.Status {
+	var v Frame
+	susp, err := protect(func() (err error) { v, err = h(input); return err })
+	switch {
+	case susp:
+		return abi.StatusSuspended
+	case err != nil:
+		return fail(AsApplicationError(err))
+	}
+	hostcall.SetOutput(v)
+	return abi.StatusOK
+}
+
+// protect runs fn, turning a panic into an error of type "panic" and the
+// suspension signal into susp.
+func protect(fn func() error) (susp bool, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if r == suspended {
+				susp = true
+				return
+			}
+			err = &ApplicationError{Type: "panic", Message: fmt.Sprint(r), Details: codec.String(string(debug.Stack()))}
+		}
+	}()
+	return false, fn()
+}
+
+// run calls h.
+func run(h Handler, in codec.Value) (v codec.Value, susp bool, err error) {
+	susp, err = protect(func() (err error) { v, err = h(in); return err })
+	return v, susp, err
+}
+
+// fail hands e to the host and returns abi.StatusError.
+func fail(e *ApplicationError) abi.Status {
+	var err error
+	out, err = codec.AppendFrame(out[:0], e.Value())
+	if err != nil {
+		// The details could not be encoded: send the error without them.
+		e = &ApplicationError{Type: e.Type, Message: e.Message + " (details dropped: " + err.Error() + ")", NonRetryable: e.NonRetryable}
+		out, _ = codec.AppendFrame(out[:0], e.Value())
+	}
+	hostcall.SetError(out)
+	trim()
+	return abi.StatusError
+}
+
+func trim() {
+	if cap(out) > maxKeep {
+		out = nil
+	}
+}

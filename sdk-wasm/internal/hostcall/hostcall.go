@@ -1,0 +1,132 @@
+// Package hostcall wraps the raw host imports of weft ABI v1 (docs/abi.md,
+// "Host imports") in typed Go functions. The raw //go:wasmimport
+// declarations live in raw_wasip1.go; on any other platform every function
+// panics, because there is no host to call.
+package hostcall
+
+import (
+	"runtime"
+	"unsafe"
+
+	"github.com/weft-run/weft/sdk-wasm/abi"
+)
+
+// addr returns the guest address of the first byte of b, 0 for an empty b.
+func addr(b []byte) uint32 {
+	if len(b) == 0 {
+		return 0
+	}
+	return uint32(uintptr(unsafe.Pointer(unsafe.SliceData(b))))
+}
+
+// packBytes packs the address and length of b.
+func packBytes(b []byte) uint64 { return abi.Pack(addr(b), uint32(len(b))) }
+
+// packString packs the address and length of s.
+func packString(s string) uint64 {
+	if len(s) == 0 {
+		return 0
+	}
+	return abi.Pack(uint32(uintptr(unsafe.Pointer(unsafe.StringData(s)))), uint32(len(s)))
+}
+
+// Log sends one log line at level.
+func Log(level abi.LogLevel, msg string) {
+	rawLog(int32(level), packString(msg))
+	runtime.KeepAlive(msg)
+}
+
+// SetOutput hands the call's result frame to the host, which copies it.
+func SetOutput(frame []byte) {
+	rawSetOutput(packBytes(frame))
+	runtime.KeepAlive(frame)
+}
+
+// SetError hands the call's error frame to the host, which copies it.
+func SetError(frame []byte) {
+	rawSetError(packBytes(frame))
+	runtime.KeepAlive(frame)
+}
+
+// readBlob copies the pending host blob of n bytes into a new slice.
+func readBlob(n uint32) []byte {
+	b := make([]byte, n)
+	rawBlobRead(packBytes(b))
+	return b
+}
+
+// Checkpoint records frame as the activity's latest snapshot.
+func Checkpoint(frame []byte) {
+	rawCheckpoint(packBytes(frame))
+	runtime.KeepAlive(frame)
+}
+
+// LastCheckpoint returns the activity's latest snapshot, if there is one.
+func LastCheckpoint() ([]byte, bool) {
+	n := rawLastCheckpoint()
+	if n < 0 {
+		return nil, false
+	}
+	return readBlob(uint32(n)), true
+}
+
+// Cancelled reports whether the activity was asked to stop.
+func Cancelled() bool { return rawCancelled() != 0 }
+
+// ScheduleActivity schedules an activity and returns its future id.
+func ScheduleActivity(module, function string, input, options []byte) int64 {
+	id := rawScheduleActivity(packString(module), packString(function), packBytes(input), packBytes(options))
+	runtime.KeepAlive(module)
+	runtime.KeepAlive(function)
+	runtime.KeepAlive(input)
+	runtime.KeepAlive(options)
+	return id
+}
+
+// StartTimer starts a durable timer and returns its future id.
+func StartTimer(durationMS int64) int64 { return rawStartTimer(durationMS) }
+
+// WaitSignal waits for the named signal and returns its future id; a
+// negative timeoutMS waits without a deadline.
+func WaitSignal(name string, timeoutMS int64) int64 {
+	id := rawWaitSignal(packString(name), timeoutMS)
+	runtime.KeepAlive(name)
+	return id
+}
+
+// Await waits for the futures ids in mode (abi.AwaitAny or abi.AwaitAll)
+// and returns what the host answered: an index, 0, or abi.AwaitSuspended.
+func Await(ids []int64, mode int32) int32 {
+	buf := make([]byte, 8*len(ids))
+	for i, id := range ids {
+		u := uint64(id)
+		for j := range 8 {
+			buf[8*i+j] = byte(u >> (8 * j))
+		}
+	}
+	r := rawAwait(packBytes(buf), mode)
+	runtime.KeepAlive(buf)
+	return r
+}
+
+// FutureResult returns the outcome of a resolved future and its blob (nil
+// for abi.OutcomeTimeout).
+func FutureResult(id int64) (abi.Outcome, []byte) {
+	o, n := abi.UnpackOutcome(rawFutureResult(id))
+	if o == abi.OutcomeTimeout {
+		return o, nil
+	}
+	return o, readBlob(n)
+}
+
+// Now returns the workflow's deterministic time in Unix nanoseconds.
+func Now() int64 { return rawNow() }
+
+// Random fills p with the workflow's deterministic random bytes.
+func Random(p []byte) {
+	for len(p) > 0 {
+		n := min(len(p), abi.MaxRandomLen)
+		rawRandom(packBytes(p[:n]))
+		p = p[n:]
+	}
+}

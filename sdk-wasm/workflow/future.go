@@ -1,0 +1,128 @@
+package workflow
+
+import (
+	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/sdk-wasm/abi"
+	"github.com/weft-run/weft/sdk-wasm/internal/convert"
+	"github.com/weft-run/weft/sdk-wasm/internal/guest"
+	"github.com/weft-run/weft/sdk-wasm/internal/hostcall"
+)
+
+// Future is the eventual result of an activity, a timer or a signal.
+//
+// # Notes
+//
+// Only this package implements Future.
+type Future interface {
+	// Get waits for the result and stores it in the value valuePtr points
+	// to (nil discards it). It returns the activity's *ApplicationError when
+	// the activity failed for good, and ErrTimeout when a signal wait timed
+	// out. When the result is not there yet, the workflow is suspended
+	// until it is.
+	Get(ctx Context, valuePtr any) error
+	future() *future
+}
+
+type future struct {
+	id      int64
+	err     error // a failure before anything was scheduled
+	done    bool
+	outcome abi.Outcome
+	blob    []byte
+}
+
+func (f *future) future() *future { return f }
+
+func (f *future) Get(ctx Context, valuePtr any) error {
+	if f.err != nil {
+		return f.err
+	}
+	if !f.done {
+		if hostcall.Await([]int64{f.id}, abi.AwaitAny) == abi.AwaitSuspended {
+			guest.Suspend()
+		}
+		f.fetch()
+	}
+	switch f.outcome {
+	case abi.OutcomeTimeout:
+		return ErrTimeout
+	case abi.OutcomeError:
+		v, err := codec.DecodeFrame(f.blob)
+		if err != nil {
+			return err
+		}
+		ae, err := guest.ErrorFromValue(v)
+		if err != nil {
+			return err
+		}
+		return ae
+	}
+	if valuePtr == nil {
+		return nil
+	}
+	v, err := codec.DecodeFrame(f.blob)
+	if err != nil {
+		return err
+	}
+	return convert.FromValue(v, valuePtr)
+}
+
+// fetch reads the outcome of a future the host reported resolved.
+func (f *future) fetch() {
+	f.outcome, f.blob = hostcall.FutureResult(f.id)
+	f.done = true
+}
+
+// AwaitAny waits until one of futures is resolved and returns its index;
+// when several are, the one that resolved first in the task's journal. It
+// suspends the workflow while none is. Futures that failed before being
+// scheduled count as resolved.
+func AwaitAny(_ Context, futures ...Future) int {
+	ids := make([]int64, 0, len(futures))
+	idx := make([]int, 0, len(futures))
+	for i, fu := range futures {
+		f := fu.future()
+		if f.err != nil {
+			return i
+		}
+		ids = append(ids, f.id)
+		idx = append(idx, i)
+	}
+	if len(ids) == 0 {
+		return -1
+	}
+	r := hostcall.Await(ids, abi.AwaitAny)
+	if r == abi.AwaitSuspended {
+		guest.Suspend()
+	}
+	if r < 0 || int(r) >= len(idx) {
+		panic("weft: await answered an index outside its futures")
+	}
+	i := idx[r]
+	if f := futures[i].future(); !f.done {
+		f.fetch()
+	}
+	return i
+}
+
+// AwaitAll waits until every one of futures is resolved, suspending the
+// workflow while any is not. Their results are then read with Get.
+func AwaitAll(_ Context, futures ...Future) {
+	ids := make([]int64, 0, len(futures))
+	for _, fu := range futures {
+		if f := fu.future(); f.err == nil && !f.done {
+			ids = append(ids, f.id)
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	if hostcall.Await(ids, abi.AwaitAll) == abi.AwaitSuspended {
+		guest.Suspend()
+	}
+	for _, fu := range futures {
+		if f := fu.future(); f.err == nil && !f.done {
+			f.fetch()
+		}
+	}
+}

@@ -1,0 +1,50 @@
+// Package store is the persistence contract of weft: the Store interface,
+// the records it reads and writes, the params structs of its methods, the
+// task-status vocabulary and the sentinel errors every backend returns.
+//
+// The embedded default backend is store/sqlite; store/storetest is the
+// conformance suite every backend passes. This package imports nothing from
+// the rest of weft and holds durable values opaque: a Payload is a codec tag
+// and the raw single-object frame, never decoded here (house style rule 4).
+//
+// # Atomic rules
+//
+// Each rule of persistence §11.2 is one Store method that owns its
+// transaction:
+//
+//   - TaskInsert writes the task and its first event (response.created,
+//     sequence 0) together, so a task is durable before the API answers 202.
+//   - TaskTransition, TaskClaim and TaskCancel change a status together with
+//     its event and the next sequence number; TaskTransition and TaskCancel
+//     are compare-and-set, so of a cancel racing a completion exactly one
+//     wins and the other sees that it lost.
+//   - RetentionPurge deletes finished tasks only, in short batches.
+//   - TaskRecover applies the persistence §11.3 table to every leftover task
+//     at start-up.
+//
+// # Events
+//
+// Every task has an append-only log whose sequence numbers start at 0 and
+// have no gaps. The first event is response.created; every status change
+// appends a status event (see StatusEvent) in the same transaction; exactly
+// one terminal event (response.completed, response.failed or
+// response.cancelled) ends the log and carries the whole Response document.
+// Event payloads are JSON documents; a durable value inside one is written as
+// a {codec, blob} envelope under a key ending in "_envelope", which is the
+// slot the pre-deploy preflight inspects.
+//
+// # Usage
+//
+//	t, err := s.TaskInsert(ctx, &store.TaskInsertParams{
+//		Module: "echo", ModuleDigest: digest, Function: "echo",
+//		Input: store.Payload{Codec: "avro", Data: frame},
+//	})
+//	...
+//	_, err = s.TaskTransition(ctx, &store.TaskTransitionParams{
+//		ID: t.ID, From: []store.Status{store.StatusRunning},
+//		To: store.StatusCompleted, Output: out,
+//	})
+//	if errors.Is(err, store.ErrConflict) {
+//		// a cancel won the race
+//	}
+package store

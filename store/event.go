@@ -1,0 +1,117 @@
+package store
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// The event types the store writes itself. Only the store writes status
+// event types; EventAppend refuses them.
+const (
+	// EventResponseCreated is the first event of every task (sequence 0).
+	EventResponseCreated = "response.created"
+	// EventResponseInProgress records a move to running.
+	EventResponseInProgress = "response.in_progress"
+	// EventStatusChanged records a move to queued, loading or cancelling.
+	EventStatusChanged = "task.status_changed"
+	// EventRecovered records a running task kept running by start-up
+	// recovery (policy resume).
+	EventRecovered = "task.recovered"
+	// EventResponseCompleted is the terminal event of a completed task.
+	EventResponseCompleted = "response.completed"
+	// EventResponseFailed is the terminal event of a failed task.
+	EventResponseFailed = "response.failed"
+	// EventResponseCancelled is the terminal event of a cancelled task.
+	EventResponseCancelled = "response.cancelled"
+	// EventLog is a log line of a task, appended through EventAppend.
+	EventLog = "task.log"
+)
+
+// IsStatusEvent reports whether events of type typ record a status: their
+// payload has a "status" field naming the task's status after the event.
+func IsStatusEvent(typ string) bool {
+	switch typ {
+	case EventResponseCreated, EventResponseInProgress, EventStatusChanged, EventRecovered,
+		EventResponseCompleted, EventResponseFailed, EventResponseCancelled:
+		return true
+	}
+	return false
+}
+
+// IsTerminalEvent reports whether typ is one of the three terminal types.
+func IsTerminalEvent(typ string) bool {
+	return typ == EventResponseCompleted || typ == EventResponseFailed || typ == EventResponseCancelled
+}
+
+// TerminalEventType returns the terminal event type of a terminal status.
+func TerminalEventType(s Status) string {
+	switch s {
+	case StatusCompleted:
+		return EventResponseCompleted
+	case StatusFailed:
+		return EventResponseFailed
+	case StatusCancelled:
+		return EventResponseCancelled
+	}
+	return ""
+}
+
+// Event is one entry of a task's log.
+type Event struct {
+	// TaskID is the task whose log holds the event.
+	TaskID string
+	// Seq is the sequence number: 0 for the first event, then +1 with no
+	// gaps.
+	Seq int64
+	// Type names the event, such as response.created or task.log.
+	Type string
+	// Payload is a JSON document.
+	Payload json.RawMessage
+	// CreatedAt is when the event was committed.
+	CreatedAt time.Time
+}
+
+// StatusEvent is the payload of a non-terminal status event
+// (response.created, response.in_progress, task.status_changed,
+// task.recovered). The terminal events carry a Response instead, whose
+// status field has the same meaning.
+type StatusEvent struct {
+	// Status is the task's status after the event.
+	Status Status `json:"status"`
+	// From is the status before, absent on response.created.
+	From Status `json:"from,omitempty"`
+	// Attempt is the task's attempt counter after the event.
+	Attempt int `json:"attempt"`
+	// Reason says why, such as server_restarted, when there is one.
+	Reason string `json:"reason,omitempty"`
+}
+
+// EventDraft is an event to append; the store assigns the sequence number
+// and time.
+type EventDraft struct {
+	// Type names the event. Required; status event types are reserved.
+	Type string
+	// Payload is a JSON document. Defaults to {}.
+	Payload json.RawMessage
+}
+
+// EventAppendParams are the params of Store.EventAppend.
+type EventAppendParams struct {
+	// TaskID is the task. Required.
+	TaskID string
+	// Events are appended in order. Required.
+	Events []EventDraft
+	// Wake makes a queued task claimable now (a signal for a waiting
+	// workflow). Defaults to false.
+	Wake bool
+}
+
+// EventListParams are the params of Store.EventList.
+type EventListParams struct {
+	// TaskID is the task. Required.
+	TaskID string
+	// From is the first sequence number returned. Defaults to 0.
+	From int64
+	// Limit caps the page. Defaults to 1000; at most 10000.
+	Limit int
+}

@@ -1,0 +1,30 @@
+package store
+
+import "time"
+
+// Response is the stored response of a finished task: the document its
+// terminal event carries and GET /v1/responses/{id} returns. The JSON form
+// holds durable values as envelopes (output_envelope, error.details_envelope).
+type Response struct {
+	// ID is "resp_" followed by the task's ULID (see ResponseIDFor).
+	ID string `json:"id"`
+	// Object is always "response".
+	Object string `json:"object"`
+	// TaskID is the task.
+	TaskID string `json:"task_id"`
+	// OwnerClientID is the task's owner.
+	OwnerClientID string `json:"-"`
+	// Status is the terminal status.
+	Status Status `json:"status"`
+	// Output is the result of a completed task.
+	Output Payload `json:"output_envelope,omitzero"`
+	// Error is the error of a failed task, or the reason of a cancelled one.
+	Error *TaskError `json:"error,omitempty"`
+	// CreatedAt is when the task was created.
+	CreatedAt time.Time `json:"created_at"`
+	// FinishedAt is when the task finished.
+	FinishedAt time.Time `json:"finished_at"`
+}
+
+// ResponseObject is the value of Response.Object.
+const ResponseObject = "response"

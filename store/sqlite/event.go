@@ -1,0 +1,157 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/weft-run/weft/store"
+)
+
+var emptyObject = json.RawMessage("{}")
+
+// checkDrafts validates events to append: a type that is not a status
+// type, and a JSON payload.
+func checkDrafts(ds []store.EventDraft) error {
+	for _, d := range ds {
+		if d.Type == "" {
+			return fmt.Errorf("%w: event type is required", store.ErrInvalid)
+		}
+		if store.IsStatusEvent(d.Type) {
+			return fmt.Errorf("%w: event type %s is written only by status changes", store.ErrInvalid, d.Type)
+		}
+		if d.Payload != nil && !json.Valid(d.Payload) {
+			return fmt.Errorf("%w: payload of event %s is not JSON", store.ErrInvalid, d.Type)
+		}
+	}
+	return nil
+}
+
+// EventAppend implements store.Store.
+func (db *DB) EventAppend(ctx context.Context, p *store.EventAppendParams) ([]*store.Event, error) {
+	if p.TaskID == "" || len(p.Events) == 0 {
+		return nil, fmt.Errorf("append events: %w: task id and events are required", store.ErrInvalid)
+	}
+	if err := checkDrafts(p.Events); err != nil {
+		return nil, fmt.Errorf("append events: %w", err)
+	}
+	var out []*store.Event
+	err := db.write(ctx, func(t *tx) error {
+		var err error
+		out, err = t.appendEvents(p.TaskID, p.Events, now(), p.Wake)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("append events: %w", err)
+	}
+	return out, nil
+}
+
+// appendEvents appends ds to the log of the unfinished task taskID, taking
+// the sequence numbers with one update; wake makes a queued task claimable
+// now.
+func (t *tx) appendEvents(taskID string, ds []store.EventDraft, n time.Time, wake bool) ([]*store.Event, error) {
+	var out []*store.Event
+	err := t.withTask(taskID, func(task *store.Task) error {
+		if task.Status.IsTerminal() {
+			return fmt.Errorf("task %s: %w", taskID, store.ErrTaskFinished)
+		}
+		if wake && task.Status == store.StatusQueued && task.NotBefore.After(n) {
+			task.NotBefore = n
+		}
+		prev := task.LastSeq
+		task.LastSeq += int64(len(ds))
+		task.UpdatedAt = n
+		if err := t.execOne("UPDATE tasks SET last_seq = ?, updated_at = ?, not_before = ? WHERE id = ? AND last_seq = ?",
+			task.LastSeq, ms(n), ms(task.NotBefore), taskID, prev); err != nil {
+			return err
+		}
+		t.cachePut(task)
+		out = make([]*store.Event, len(ds))
+		for i, d := range ds {
+			payload := d.Payload
+			if payload == nil {
+				payload = emptyObject
+			}
+			out[i] = &store.Event{TaskID: taskID, Seq: prev + 1 + int64(i), Type: d.Type, Payload: payload, CreatedAt: n}
+		}
+		return t.insertEvents(taskID, prev+1, ds, n)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// insertEvents writes ds from sequence number first on.
+func (t *tx) insertEvents(taskID string, first int64, ds []store.EventDraft, n time.Time) error {
+	for i, d := range ds {
+		payload := d.Payload
+		if payload == nil {
+			payload = emptyObject
+		}
+		if err := t.insertEvent(taskID, first+int64(i), d.Type, payload, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// insertEvent writes one event row.
+func (t *tx) insertEvent(taskID string, seq int64, typ string, payload []byte, n time.Time) error {
+	_, err := t.exec("INSERT INTO task_events (task_id, seq, type, payload, created_at) VALUES (?, ?, ?, ?, ?)",
+		taskID, seq, typ, string(payload), ms(n))
+	if err != nil {
+		return fmt.Errorf("event %s#%d: %w", taskID, seq, err)
+	}
+	t.touch(taskID)
+	return nil
+}
+
+// EventList implements store.Store.
+func (db *DB) EventList(ctx context.Context, p *store.EventListParams) ([]*store.Event, error) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 1000
+	}
+	limit = min(limit, 10000)
+	rows, err := db.query(ctx, `SELECT seq, type, payload, created_at FROM task_events
+		WHERE task_id = ? AND seq >= ? ORDER BY seq LIMIT ?`, p.TaskID, p.From, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list events: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.Event
+	for rows.Next() {
+		var (
+			e       = &store.Event{TaskID: p.TaskID}
+			payload string
+			created int64
+		)
+		if err := rows.Scan(&e.Seq, &e.Type, &payload, &created); err != nil {
+			return nil, fmt.Errorf("list events: %w", classify(err))
+		}
+		e.Payload = json.RawMessage(payload)
+		e.CreatedAt = fromMS(created)
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list events: %w", classify(err))
+	}
+	if len(out) == 0 {
+		var one int
+		row, err := db.queryRow(ctx, "SELECT 1 FROM tasks WHERE id = ?", p.TaskID)
+		if err != nil {
+			return nil, fmt.Errorf("list events: %w", err)
+		}
+		if err := row.Scan(&one); errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("list events: task %s: %w", p.TaskID, store.ErrNotFound)
+		} else if err != nil {
+			return nil, fmt.Errorf("list events: %w", classify(err))
+		}
+	}
+	return out, nil
+}

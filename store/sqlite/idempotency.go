@@ -1,0 +1,133 @@
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/weft-run/weft/store"
+)
+
+// IdempotencyKeyBegin implements store.Store. The read and the insert run in
+// one job of the single writer, so concurrent identical calls are
+// serialised and exactly one of them sees the key free.
+func (db *DB) IdempotencyKeyBegin(ctx context.Context, p *store.IdempotencyKeyBeginParams) (*store.IdempotencyKeyBeginResult, error) {
+	if p.ClientID == "" || p.Key == "" || len(p.RequestDigest) == 0 || p.ExpiresAt.IsZero() {
+		return nil, fmt.Errorf("begin idempotency key: %w: client, key, request digest and expiry are required", store.ErrInvalid)
+	}
+	var res *store.IdempotencyKeyBeginResult
+	err := db.write(ctx, func(t *tx) error {
+		n := now()
+		at := n
+		if !p.Now.IsZero() {
+			at = p.Now
+		}
+		k := &store.IdempotencyKey{ClientID: p.ClientID, Key: p.Key}
+		var (
+			state            string
+			status           sql.NullInt64
+			created, expires int64
+		)
+		err := t.scanRow(`SELECT request_digest, state, status_code, body, created_at, expires_at
+			FROM idempotency_keys WHERE client_id = ? AND key = ?`, []any{p.ClientID, p.Key},
+			&k.RequestDigest, &state, &status, &k.Body, &created, &expires)
+		switch {
+		case err == nil && expires > ms(at):
+			k.State = store.IdempotencyState(state)
+			k.StatusCode = int(status.Int64)
+			k.CreatedAt, k.ExpiresAt = fromMS(created), fromMS(expires)
+			res = &store.IdempotencyKeyBeginResult{Key: k}
+			switch {
+			case !bytes.Equal(k.RequestDigest, p.RequestDigest):
+				res.Outcome = store.IdempotencyMismatch
+			case k.State == store.IdempotencyInFlightState:
+				res.Outcome = store.IdempotencyInFlight
+			default:
+				res.Outcome = store.IdempotencyReplay
+			}
+			return nil
+		case err == nil, errors.Is(err, store.ErrNotFound): // expired or absent: take it
+		default:
+			return err
+		}
+		k = &store.IdempotencyKey{
+			ClientID:      p.ClientID,
+			Key:           p.Key,
+			RequestDigest: append([]byte(nil), p.RequestDigest...),
+			State:         store.IdempotencyInFlightState,
+			CreatedAt:     n,
+			ExpiresAt:     p.ExpiresAt.UTC().Truncate(time.Millisecond),
+		}
+		if _, err := t.exec(`INSERT OR REPLACE INTO idempotency_keys
+			(client_id, key, request_digest, state, created_at, expires_at) VALUES (?, ?, ?, 'in_flight', ?, ?)`,
+			k.ClientID, k.Key, k.RequestDigest, ms(n), ms(k.ExpiresAt)); err != nil {
+			return err
+		}
+		res = &store.IdempotencyKeyBeginResult{Outcome: store.IdempotencyNew, Key: k}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("begin idempotency key: %w", err)
+	}
+	return res, nil
+}
+
+func checkComplete(p *store.IdempotencyKeyCompleteParams) error {
+	if p.ClientID == "" || p.Key == "" || p.StatusCode <= 0 {
+		return fmt.Errorf("%w: client, key and status code are required", store.ErrInvalid)
+	}
+	return nil
+}
+
+// IdempotencyKeyComplete implements store.Store.
+func (db *DB) IdempotencyKeyComplete(ctx context.Context, p *store.IdempotencyKeyCompleteParams) error {
+	if err := checkComplete(p); err != nil {
+		return fmt.Errorf("complete idempotency key: %w", err)
+	}
+	if err := db.write(ctx, func(t *tx) error { return t.completeKey(p) }); err != nil {
+		return fmt.Errorf("complete idempotency key: %w", err)
+	}
+	return nil
+}
+
+// completeKey stores the result of an in-flight key.
+func (t *tx) completeKey(p *store.IdempotencyKeyCompleteParams) error {
+	body := p.Body
+	if body == nil {
+		body = []byte{}
+	}
+	r, err := t.exec(`UPDATE idempotency_keys SET state = 'done', status_code = ?, body = ?
+		WHERE client_id = ? AND key = ? AND state = 'in_flight'`, p.StatusCode, body, p.ClientID, p.Key)
+	if err != nil {
+		return err
+	}
+	if n, err := r.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return fmt.Errorf("key %q is not in flight: %w", p.Key, store.ErrNotFound)
+	}
+	return nil
+}
+
+// IdempotencyKeyRelease implements store.Store.
+func (db *DB) IdempotencyKeyRelease(ctx context.Context, clientID, key string) error {
+	err := db.write(ctx, func(t *tx) error {
+		r, err := t.exec("DELETE FROM idempotency_keys WHERE client_id = ? AND key = ? AND state = 'in_flight'", clientID, key)
+		if err != nil {
+			return err
+		}
+		if n, err := r.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return fmt.Errorf("key %q is not in flight: %w", key, store.ErrNotFound)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("release idempotency key: %w", err)
+	}
+	return nil
+}

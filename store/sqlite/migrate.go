@@ -1,0 +1,175 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/weft-run/weft/store"
+)
+
+//go:embed migration/*.sql
+var migrationFS embed.FS
+
+// migration is one embedded schema file.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrations returns the embedded migrations in order. Their versions must
+// run 1, 2, 3… with no gap.
+func migrations() ([]migration, error) {
+	names, err := fs.Glob(migrationFS, "migration/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	ms := make([]migration, 0, len(names))
+	for i, n := range names {
+		base := path.Base(n)
+		num, _, ok := strings.Cut(base, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v != i+1 {
+			return nil, fmt.Errorf("migration file %s: want number %04d", base, i+1)
+		}
+		b, err := migrationFS.ReadFile(n)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{version: v, name: strings.TrimSuffix(base, ".sql"), sql: string(b)})
+	}
+	return ms, nil
+}
+
+// SchemaVersion is the newest schema version this binary knows.
+func SchemaVersion() int {
+	ms, err := migrations()
+	if err != nil {
+		panic(err) // the embedded files are fixed at build time
+	}
+	return len(ms)
+}
+
+const schemaMigrationsDDL = `CREATE TABLE IF NOT EXISTS schema_migrations (
+	version    INTEGER PRIMARY KEY,
+	name       TEXT    NOT NULL,
+	applied_at INTEGER NOT NULL
+) STRICT`
+
+// recordedVersion returns the newest version in schema_migrations, whether
+// that table exists, and the number of other tables.
+func recordedVersion(ctx context.Context, conn *sql.Conn) (version int, tracked bool, tables int, err error) {
+	rows, err := conn.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\_%' ESCAPE '\'`)
+	if err != nil {
+		return 0, false, 0, classify(err)
+	}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return 0, false, 0, classify(err)
+		}
+		if name == "schema_migrations" {
+			tracked = true
+		} else {
+			tables++
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, false, 0, classify(err)
+	}
+	if !tracked {
+		return 0, false, tables, nil
+	}
+	var v sql.NullInt64
+	if err := conn.QueryRowContext(ctx, "SELECT max(version) FROM schema_migrations").Scan(&v); err != nil {
+		return 0, true, tables, classify(err)
+	}
+	return int(v.Int64), true, tables, nil
+}
+
+// migrate applies the pending migrations, each in its own transaction.
+func migrate(ctx context.Context, conn *sql.Conn, log hclog.Logger) error {
+	ms, err := migrations()
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	current, tracked, tables, err := recordedVersion(ctx, conn)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if !tracked && tables > 0 {
+		return fmt.Errorf("%w: the file holds %d tables but no weft schema", store.ErrCorrupt, tables)
+	}
+	if current > len(ms) {
+		return tooNew(current, len(ms))
+	}
+	for _, m := range ms[current:] {
+		if err := apply(ctx, conn, m); err != nil {
+			return fmt.Errorf("migrate %s: %w", m.name, err)
+		}
+		log.Info("applied migration", "version", m.version, "name", m.name)
+	}
+	return nil
+}
+
+func apply(ctx context.Context, conn *sql.Conn, m migration) (err error) {
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return classify(err)
+	}
+	defer func() {
+		if err != nil {
+			_, _ = conn.ExecContext(context.Background(), "ROLLBACK")
+		}
+	}()
+	if _, err := conn.ExecContext(ctx, schemaMigrationsDDL); err != nil {
+		return classify(err)
+	}
+	if _, err := conn.ExecContext(ctx, m.sql); err != nil {
+		return classify(err)
+	}
+	if _, err := conn.ExecContext(ctx, "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+		m.version, m.name, time.Now().UnixMilli()); err != nil {
+		return classify(err)
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return classify(err)
+	}
+	return nil
+}
+
+// checkVersion requires the schema of a read-only database to be exactly
+// the binary's.
+func checkVersion(ctx context.Context, conn *sql.Conn) error {
+	current, tracked, tables, err := recordedVersion(ctx, conn)
+	if err != nil {
+		return err
+	}
+	known := SchemaVersion()
+	switch {
+	case !tracked && tables > 0:
+		return fmt.Errorf("%w: the file holds %d tables but no weft schema", store.ErrCorrupt, tables)
+	case current > known:
+		return tooNew(current, known)
+	case current < known:
+		return fmt.Errorf("database schema version %d is older than this binary's %d: start weft serve once to migrate it", current, known)
+	}
+	return nil
+}
+
+func tooNew(found, known int) error {
+	return fmt.Errorf("%w: database schema version %d, this binary knows up to %d; upgrade weft (the database was left unchanged)",
+		store.ErrSchemaTooNew, found, known)
+}

@@ -1,0 +1,126 @@
+-- weft schema, version 1 (persistence §11.1). Times are Unix milliseconds,
+-- durable values are the codec tag beside the raw single-object frame.
+
+-- The service identity and configuration: one row.
+CREATE TABLE service_config (
+	id                 INTEGER PRIMARY KEY CHECK (id = 1),
+	service_id         TEXT    NOT NULL,
+	retention_ms       INTEGER NOT NULL,
+	idempotency_ttl_ms INTEGER NOT NULL,
+	created_at         INTEGER NOT NULL,
+	updated_at         INTEGER NOT NULL
+) STRICT;
+
+-- Paired clients; only token hashes are stored.
+CREATE TABLE clients (
+	id         TEXT    PRIMARY KEY,
+	name       TEXT    NOT NULL,
+	token_hash BLOB    NOT NULL UNIQUE,
+	scopes     TEXT    NOT NULL, -- JSON array of strings
+	created_at INTEGER NOT NULL,
+	revoked_at INTEGER           -- NULL while active
+) STRICT;
+
+-- Single-use pairing codes, by hash.
+CREATE TABLE pairings (
+	id         TEXT    PRIMARY KEY,
+	code_hash  BLOB    NOT NULL UNIQUE,
+	scopes     TEXT    NOT NULL, -- JSON array of strings
+	created_at INTEGER NOT NULL,
+	expires_at INTEGER NOT NULL,
+	used_at    INTEGER,          -- NULL until redeemed
+	client_id  TEXT    REFERENCES clients (id)
+) STRICT;
+
+-- Module metadata; the files stay on disk, addressed by digest.
+CREATE TABLE modules (
+	name       TEXT    NOT NULL,
+	version    INTEGER NOT NULL,
+	digest     TEXT    NOT NULL,
+	size       INTEGER NOT NULL,
+	functions  TEXT    NOT NULL, -- JSON array of {name, kind}
+	created_at INTEGER NOT NULL,
+	PRIMARY KEY (name, version)
+) STRICT;
+
+CREATE INDEX modules_digest ON modules (digest);
+
+-- Tasks. The response of a finished task shares its ULID.
+CREATE TABLE tasks (
+	id                  TEXT    PRIMARY KEY,
+	module              TEXT    NOT NULL,
+	module_digest       TEXT    NOT NULL,
+	function            TEXT    NOT NULL,
+	kind                TEXT    NOT NULL CHECK (kind IN ('activity', 'workflow')),
+	input_codec         TEXT,
+	input               BLOB,
+	status              TEXT    NOT NULL CHECK (status IN ('queued', 'loading', 'running', 'cancelling', 'completed', 'failed', 'cancelled')),
+	on_restart          TEXT    NOT NULL CHECK (on_restart IN ('fail', 'retry', 'resume')),
+	timeout_ms          INTEGER NOT NULL,
+	retry               TEXT    NOT NULL, -- JSON retry policy
+	attempt             INTEGER NOT NULL,
+	checkpoint_codec    TEXT,
+	checkpoint          BLOB,
+	output_codec        TEXT,
+	output              BLOB,
+	error_code          TEXT,
+	error_message       TEXT,
+	error_type          TEXT,
+	error_non_retryable INTEGER,
+	error_details_codec TEXT,
+	error_details       BLOB,
+	owner_client_id     TEXT    NOT NULL,
+	parent_task_id      TEXT,
+	not_before          INTEGER NOT NULL,
+	created_at          INTEGER NOT NULL,
+	updated_at          INTEGER NOT NULL,
+	started_at          INTEGER,
+	finished_at         INTEGER,          -- set exactly when status is terminal
+	last_seq            INTEGER NOT NULL,
+	CHECK ((finished_at IS NULL) = (status IN ('queued', 'loading', 'running', 'cancelling')))
+) STRICT;
+
+-- Every index is written on the hot path, so there are only these.
+-- The claim queue: queued tasks per owner, oldest first.
+CREATE INDEX tasks_queue ON tasks (owner_client_id, not_before, id) WHERE status = 'queued';
+-- Tasks by status: listing, counting, and the leftovers of start-up recovery.
+CREATE INDEX tasks_status ON tasks (status, id);
+-- Finished tasks by age, for retention.
+CREATE INDEX tasks_finished ON tasks (finished_at) WHERE finished_at IS NOT NULL;
+-- A client's tasks, and a workflow's child tasks.
+CREATE INDEX tasks_owner ON tasks (owner_client_id, id);
+CREATE INDEX tasks_parent ON tasks (parent_task_id, id) WHERE parent_task_id IS NOT NULL;
+
+-- The event log of every task; sequence numbers start at 0 with no gaps.
+CREATE TABLE task_events (
+	task_id    TEXT    NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+	seq        INTEGER NOT NULL,
+	type       TEXT    NOT NULL,
+	payload    TEXT    NOT NULL, -- JSON document
+	created_at INTEGER NOT NULL,
+	PRIMARY KEY (task_id, seq)
+) STRICT, WITHOUT ROWID;
+
+-- Responses of finished tasks. A response's id is its task's ULID under the
+-- "resp_" prefix; output and error live on the task row.
+CREATE TABLE responses (
+	task_id     TEXT    PRIMARY KEY REFERENCES tasks (id) ON DELETE CASCADE,
+	status      TEXT    NOT NULL CHECK (status IN ('completed', 'failed', 'cancelled')),
+	created_at  INTEGER NOT NULL,
+	finished_at INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+
+-- Idempotency keys per client, with the stored result of their request.
+CREATE TABLE idempotency_keys (
+	client_id      TEXT    NOT NULL,
+	key            TEXT    NOT NULL,
+	request_digest BLOB    NOT NULL,
+	state          TEXT    NOT NULL CHECK (state IN ('in_flight', 'done')),
+	status_code    INTEGER,
+	body           BLOB,
+	created_at     INTEGER NOT NULL,
+	expires_at     INTEGER NOT NULL,
+	PRIMARY KEY (client_id, key)
+) STRICT;
+
+CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);

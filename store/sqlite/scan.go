@@ -1,0 +1,151 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+
+	"github.com/weft-run/weft/store"
+)
+
+// scanPage is the number of rows read per query of PayloadScan; fn runs
+// between queries, never while a read is open.
+const scanPage = 250
+
+// PayloadScan implements store.Store. It reports the durable value columns
+// of tasks (input, checkpoint, output, error_details), every event payload,
+// and the stored bodies of idempotency keys.
+func (db *DB) PayloadScan(ctx context.Context, fn func(*store.ScannedPayload) error) error {
+	if err := db.scanTasks(ctx, fn); err != nil {
+		return fmt.Errorf("scan payloads: tasks: %w", err)
+	}
+	if err := db.scanEvents(ctx, fn); err != nil {
+		return fmt.Errorf("scan payloads: task_events: %w", err)
+	}
+	if err := db.scanKeys(ctx, fn); err != nil {
+		return fmt.Errorf("scan payloads: idempotency_keys: %w", err)
+	}
+	return nil
+}
+
+func (db *DB) scanTasks(ctx context.Context, fn func(*store.ScannedPayload) error) error {
+	fields := []string{"input", "checkpoint", "output", "error_details"}
+	for cursor := ""; ; {
+		rows, err := db.query(ctx, `SELECT id, input_codec, input, checkpoint_codec, checkpoint, output_codec, output,
+			error_details_codec, error_details FROM tasks WHERE id > ? ORDER BY id LIMIT ?`, cursor, scanPage)
+		if err != nil {
+			return err
+		}
+		var (
+			page []*store.ScannedPayload
+			n    int
+		)
+		for rows.Next() {
+			n++
+			var (
+				id     string
+				codecs [4]sql.NullString
+				data   [4][]byte
+			)
+			if err := rows.Scan(&id, &codecs[0], &data[0], &codecs[1], &data[1], &codecs[2], &data[2],
+				&codecs[3], &data[3]); err != nil {
+				rows.Close()
+				return classify(err)
+			}
+			cursor = id
+			for i, f := range fields {
+				if !codecs[i].Valid && data[i] == nil {
+					continue
+				}
+				page = append(page, &store.ScannedPayload{Table: "tasks", Row: id, Field: f,
+					Payload: store.Payload{Codec: codecs[i].String, Data: data[i]}})
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return classify(err)
+		}
+		for _, sp := range page {
+			if err := fn(sp); err != nil {
+				return err
+			}
+		}
+		if n < scanPage {
+			return nil
+		}
+	}
+}
+
+func (db *DB) scanEvents(ctx context.Context, fn func(*store.ScannedPayload) error) error {
+	taskID, seq := "", int64(-1)
+	for {
+		rows, err := db.query(ctx, `SELECT task_id, seq, payload FROM task_events
+			WHERE (task_id, seq) > (?, ?) ORDER BY task_id, seq LIMIT ?`, taskID, seq, scanPage)
+		if err != nil {
+			return err
+		}
+		var page []*store.ScannedPayload
+		for rows.Next() {
+			var payload string
+			if err := rows.Scan(&taskID, &seq, &payload); err != nil {
+				rows.Close()
+				return classify(err)
+			}
+			page = append(page, &store.ScannedPayload{Table: "task_events", Row: fmt.Sprintf("%s#%d", taskID, seq),
+				Field: "payload", Document: json.RawMessage(payload)})
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return classify(err)
+		}
+		for _, sp := range page {
+			if err := fn(sp); err != nil {
+				return err
+			}
+		}
+		if len(page) < scanPage {
+			return nil
+		}
+	}
+}
+
+func (db *DB) scanKeys(ctx context.Context, fn func(*store.ScannedPayload) error) error {
+	client, key := "", ""
+	for {
+		rows, err := db.query(ctx, `SELECT client_id, key, body FROM idempotency_keys
+			WHERE (client_id, key) > (?, ?) ORDER BY client_id, key LIMIT ?`, client, key, scanPage)
+		if err != nil {
+			return err
+		}
+		var (
+			page []*store.ScannedPayload
+			n    int
+		)
+		for rows.Next() {
+			var body []byte
+			if err := rows.Scan(&client, &key, &body); err != nil {
+				rows.Close()
+				return classify(err)
+			}
+			n++
+			if len(body) == 0 {
+				continue
+			}
+			page = append(page, &store.ScannedPayload{Table: "idempotency_keys", Row: client + "/" + key,
+				Field: "body", Document: json.RawMessage(body)})
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return classify(err)
+		}
+		for _, sp := range page {
+			if err := fn(sp); err != nil {
+				return err
+			}
+		}
+		if n < scanPage {
+			return nil
+		}
+	}
+}

@@ -1,0 +1,465 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/weft-run/weft/store"
+)
+
+var digestRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+
+func checkInsert(p *store.TaskInsertParams) error {
+	switch {
+	case p.Module == "":
+		return fmt.Errorf("%w: task module is required", store.ErrInvalid)
+	case !digestRE.MatchString(p.ModuleDigest):
+		return fmt.Errorf("%w: task module digest %q is not sha256:<64 lowercase hex>", store.ErrInvalid, p.ModuleDigest)
+	case p.Function == "":
+		return fmt.Errorf("%w: task function is required", store.ErrInvalid)
+	case p.Kind != "" && !p.Kind.Valid():
+		return fmt.Errorf("%w: unknown task kind %q", store.ErrInvalid, p.Kind)
+	case p.OnRestart != "" && !p.OnRestart.Valid():
+		return fmt.Errorf("%w: unknown on_restart policy %q", store.ErrInvalid, p.OnRestart)
+	case p.Timeout < 0:
+		return fmt.Errorf("%w: negative task timeout", store.ErrInvalid)
+	case p.ParentTaskID == "" && len(p.ParentEvents) > 0:
+		return fmt.Errorf("%w: parent events without a parent task", store.ErrInvalid)
+	}
+	if p.ID != "" {
+		if err := store.CheckID(store.TaskIDPrefix, p.ID); err != nil {
+			return err
+		}
+	}
+	if err := checkDrafts(p.ParentEvents); err != nil {
+		return err
+	}
+	if p.Idempotency != nil {
+		if err := checkComplete(p.Idempotency); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TaskInsert implements store.Store.
+func (db *DB) TaskInsert(ctx context.Context, p *store.TaskInsertParams) (*store.Task, error) {
+	if err := checkInsert(p); err != nil {
+		return nil, fmt.Errorf("insert task: %w", err)
+	}
+	id := p.ID
+	if id == "" {
+		id = store.NewID(store.TaskIDPrefix)
+	}
+	retry, err := marshalRetry(p.Retry)
+	if err != nil {
+		return nil, fmt.Errorf("insert task: %w", err)
+	}
+	var task *store.Task
+	err = db.write(ctx, func(t *tx) error {
+		n := now()
+		task = &store.Task{
+			ID:            id,
+			Module:        p.Module,
+			ModuleDigest:  p.ModuleDigest,
+			Function:      p.Function,
+			Kind:          orDefault(p.Kind, store.KindActivity),
+			Input:         p.Input,
+			Status:        store.StatusQueued,
+			OnRestart:     orDefault(p.OnRestart, store.OnRestartFail),
+			Timeout:       p.Timeout.Truncate(time.Millisecond),
+			Retry:         p.Retry,
+			OwnerClientID: p.OwnerClientID,
+			ParentTaskID:  p.ParentTaskID,
+			NotBefore:     n,
+			CreatedAt:     n,
+			UpdatedAt:     n,
+		}
+		if !p.NotBefore.IsZero() {
+			task.NotBefore = p.NotBefore.UTC().Truncate(time.Millisecond)
+		}
+		if p.ParentTaskID != "" {
+			if _, err := t.appendEvents(p.ParentTaskID, p.ParentEvents, n, false); err != nil {
+				return fmt.Errorf("parent %s: %w", p.ParentTaskID, err)
+			}
+		}
+		inCodec, in := payloadArgs(task.Input)
+		var parent any
+		if task.ParentTaskID != "" {
+			parent = task.ParentTaskID
+		}
+		_, err := t.exec(`INSERT INTO tasks (id, module, module_digest, function, kind, input_codec, input, status,
+			on_restart, timeout_ms, retry, attempt, owner_client_id, parent_task_id, not_before, created_at, updated_at, last_seq)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, 0)`,
+			task.ID, task.Module, task.ModuleDigest, task.Function, string(task.Kind), inCodec, in, string(task.Status),
+			string(task.OnRestart), task.Timeout.Milliseconds(), retry, task.OwnerClientID, parent,
+			ms(task.NotBefore), ms(n), ms(n))
+		if err != nil {
+			if isConstraint(err) {
+				return fmt.Errorf("%w: task %s", store.ErrExists, task.ID)
+			}
+			return err
+		}
+		if err := t.insertEvent(task.ID, 0, store.EventResponseCreated,
+			statusPayload(store.StatusQueued, "", 0, ""), n); err != nil {
+			return err
+		}
+		t.cachePut(task)
+		if p.Idempotency != nil {
+			if err := t.completeKey(p.Idempotency); err != nil {
+				return fmt.Errorf("idempotency key: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("insert task: %w", err)
+	}
+	return task, nil
+}
+
+// orDefault returns v, or def when v is the zero value.
+func orDefault[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// TaskGet implements store.Store.
+func (db *DB) TaskGet(ctx context.Context, id string) (*store.Task, error) {
+	row, err := db.queryRow(ctx, "SELECT "+taskColumns+" FROM tasks WHERE id = ?", id)
+	if err != nil {
+		return nil, fmt.Errorf("get task: %w", err)
+	}
+	t, err := scanTask(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("get task %s: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get task: %w", classify(err))
+	}
+	return t, nil
+}
+
+// TaskList implements store.Store.
+func (db *DB) TaskList(ctx context.Context, p *store.TaskListParams) ([]*store.Task, error) {
+	var (
+		where []string
+		args  []any
+	)
+	if p.OwnerClientID != "" {
+		where = append(where, "owner_client_id = ?")
+		args = append(args, p.OwnerClientID)
+	}
+	if p.ParentTaskID != "" {
+		where = append(where, "parent_task_id = ?")
+		args = append(args, p.ParentTaskID)
+	}
+	if p.Module != "" {
+		where = append(where, "module = ?")
+		args = append(args, p.Module)
+	}
+	if len(p.Statuses) > 0 {
+		marks := make([]string, len(p.Statuses))
+		for i, s := range p.Statuses {
+			if !s.Valid() {
+				return nil, fmt.Errorf("list tasks: %w: unknown status %q", store.ErrInvalid, s)
+			}
+			marks[i] = "?"
+			args = append(args, string(s))
+		}
+		where = append(where, "status IN ("+strings.Join(marks, ", ")+")")
+	}
+	order := "ASC"
+	if p.Newest {
+		order = "DESC"
+	}
+	if p.Cursor != "" {
+		if p.Newest {
+			where = append(where, "id < ?")
+		} else {
+			where = append(where, "id > ?")
+		}
+		args = append(args, p.Cursor)
+	}
+	limit := p.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	limit = min(limit, 1000)
+	q := "SELECT " + taskColumns + " FROM tasks"
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY id " + order + " LIMIT ?"
+	args = append(args, limit)
+	rows, err := db.query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list tasks: %w", err)
+	}
+	defer rows.Close()
+	var out []*store.Task
+	for rows.Next() {
+		t, err := scanTask(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list tasks: %w", classify(err))
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list tasks: %w", classify(err))
+	}
+	return out, nil
+}
+
+// TaskCount implements store.Store.
+func (db *DB) TaskCount(ctx context.Context) (map[store.Status]int, error) {
+	rows, err := db.query(ctx, "SELECT status, count(*) FROM tasks GROUP BY status")
+	if err != nil {
+		return nil, fmt.Errorf("count tasks: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[store.Status]int, len(store.Statuses))
+	for _, s := range store.Statuses {
+		out[s] = 0
+	}
+	for rows.Next() {
+		var (
+			s string
+			n int
+		)
+		if err := rows.Scan(&s, &n); err != nil {
+			return nil, fmt.Errorf("count tasks: %w", classify(err))
+		}
+		out[store.Status(s)] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("count tasks: %w", classify(err))
+	}
+	return out, nil
+}
+
+func checkTransition(p *store.TaskTransitionParams) error {
+	if p.ID == "" {
+		return fmt.Errorf("%w: task id is required", store.ErrInvalid)
+	}
+	if len(p.From) == 0 {
+		return fmt.Errorf("%w: no expected status (From) given", store.ErrInvalid)
+	}
+	if !p.To.Valid() {
+		return fmt.Errorf("%w: unknown status %q", store.ErrInvalid, p.To)
+	}
+	for _, f := range p.From {
+		if !store.CanTransition(f, p.To) {
+			return fmt.Errorf("%w: no transition %s → %s", store.ErrInvalid, f, p.To)
+		}
+	}
+	if p.To == store.StatusFailed && (p.Error == nil || p.Error.Code == "") {
+		return fmt.Errorf("%w: a failed task needs an error code", store.ErrInvalid)
+	}
+	if err := checkDrafts(p.Events); err != nil {
+		return err
+	}
+	return checkDrafts(p.ParentEvents)
+}
+
+// TaskTransition implements store.Store.
+func (db *DB) TaskTransition(ctx context.Context, p *store.TaskTransitionParams) (*store.Task, error) {
+	if err := checkTransition(p); err != nil {
+		return nil, fmt.Errorf("transition task: %w", err)
+	}
+	m := &move{to: p.To, reason: p.Reason, events: p.Events, notBefore: p.NotBefore, clearCheckpoint: p.ClearCheckpoint}
+	switch p.To {
+	case store.StatusCompleted:
+		m.output = p.Output
+	case store.StatusFailed, store.StatusCancelled:
+		m.err = p.Error
+	}
+	var task *store.Task
+	err := db.write(ctx, func(t *tx) error {
+		n := now()
+		var err error
+		task, err = t.moveFrom(p.ID, p.From, m, n)
+		if err != nil {
+			return err
+		}
+		if task.ParentTaskID != "" && (len(p.ParentEvents) > 0 || p.WakeParent) {
+			_, err := t.appendEvents(task.ParentTaskID, p.ParentEvents, n, p.WakeParent)
+			if err != nil && !errors.Is(err, store.ErrTaskFinished) {
+				return fmt.Errorf("parent %s: %w", task.ParentTaskID, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return conflictTask(task, err), fmt.Errorf("transition task: %w", err)
+	}
+	return task, nil
+}
+
+// TaskCancel implements store.Store.
+func (db *DB) TaskCancel(ctx context.Context, id string) (*store.Task, bool, error) {
+	var (
+		task    *store.Task
+		changed bool
+	)
+	err := db.write(ctx, func(t *tx) error {
+		changed = false
+		return t.withTask(id, func(cur *store.Task) error {
+			task = cur
+			m := &move{reason: "cancel_requested"}
+			switch cur.Status {
+			case store.StatusQueued, store.StatusLoading:
+				m.to = store.StatusCancelled
+			case store.StatusRunning:
+				m.to = store.StatusCancelling
+			default:
+				return nil // cancelling or finished: nothing to do
+			}
+			if err := t.move(cur, m, now()); err != nil {
+				return err
+			}
+			changed = true
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("cancel task: %w", err)
+	}
+	return task, changed, nil
+}
+
+// TaskClaim implements store.Store.
+func (db *DB) TaskClaim(ctx context.Context, p *store.TaskClaimParams) ([]*store.Task, error) {
+	limit := max(p.Limit, 1)
+	var claimed []*store.Task
+	err := db.write(ctx, func(t *tx) error {
+		n := now()
+		at := n
+		if !p.Now.IsZero() {
+			at = p.Now
+		}
+		var err error
+		claimed, err = t.claimQueued(limit, ms(at), n)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim tasks: %w", err)
+	}
+	return claimed, nil
+}
+
+// claimQueued claims up to limit eligible queued tasks, round-robin over
+// their owners starting after the owner served last, oldest first within an
+// owner. Every query is an index seek on tasks_queue, so tasks waiting for a
+// later time cost nothing.
+func (t *tx) claimQueued(limit int, at int64, n time.Time) ([]*store.Task, error) {
+	// The owners with queued tasks, by a skip scan of the queue index.
+	var owners []string
+	for first, prev := true, ""; ; first = false {
+		q := `SELECT owner_client_id FROM tasks WHERE status = 'queued' AND owner_client_id > ?
+			ORDER BY owner_client_id LIMIT 1`
+		if first {
+			q = `SELECT owner_client_id FROM tasks WHERE status = 'queued' AND owner_client_id >= ?
+			ORDER BY owner_client_id LIMIT 1`
+		}
+		var owner string
+		err := t.scanRow(q, []any{prev}, &owner)
+		if errors.Is(err, store.ErrNotFound) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		owners = append(owners, owner)
+		prev = owner
+	}
+	// Start after the owner served last.
+	start := 0
+	for i, o := range owners {
+		if o > t.w.claimCursor {
+			start = i
+			break
+		}
+	}
+	owners = append(owners[start:], owners[:start]...)
+	var claimed []*store.Task
+	for len(claimed) < limit && len(owners) > 0 {
+		next := owners[:0]
+		for _, o := range owners {
+			if len(claimed) == limit {
+				break
+			}
+			var id string
+			err := t.scanRow(`SELECT id FROM tasks WHERE status = 'queued' AND owner_client_id = ?
+				AND not_before <= ? ORDER BY not_before, id LIMIT 1`, []any{o, at}, &id)
+			if errors.Is(err, store.ErrNotFound) {
+				continue // nothing eligible: drop the owner from this claim
+			}
+			if err != nil {
+				return nil, err
+			}
+			task, err := t.moveFrom(id, []store.Status{store.StatusQueued}, &move{to: store.StatusLoading}, n)
+			if err != nil {
+				return nil, err
+			}
+			claimed = append(claimed, task)
+			t.w.claimCursor = o
+			next = append(next, o)
+		}
+		owners = next
+	}
+	return claimed, nil
+}
+
+// TaskCheckpoint implements store.Store.
+func (db *DB) TaskCheckpoint(ctx context.Context, p *store.TaskCheckpointParams) (*store.Task, error) {
+	if p.ID == "" || p.Checkpoint.IsZero() {
+		return nil, fmt.Errorf("checkpoint task: %w: task id and checkpoint are required", store.ErrInvalid)
+	}
+	if err := checkDrafts(p.Events); err != nil {
+		return nil, fmt.Errorf("checkpoint task: %w", err)
+	}
+	var task *store.Task
+	err := db.write(ctx, func(t *tx) error {
+		n := now()
+		return t.withTask(p.ID, func(cur *store.Task) error {
+			task = cur
+			if cur.Status != store.StatusRunning && cur.Status != store.StatusLoading {
+				return fmt.Errorf("%w: task %s is %s, expected loading|running", store.ErrConflict, cur.ID, cur.Status)
+			}
+			prev := cur.LastSeq
+			cur.Checkpoint = p.Checkpoint
+			cur.UpdatedAt = n
+			cur.LastSeq += int64(len(p.Events))
+			codec, data := payloadArgs(cur.Checkpoint)
+			if err := t.execOne(`UPDATE tasks SET checkpoint_codec = ?, checkpoint = ?, updated_at = ?, last_seq = ?
+				WHERE id = ? AND last_seq = ?`, codec, data, ms(n), cur.LastSeq, cur.ID, prev); err != nil {
+				return err
+			}
+			t.cachePut(cur)
+			return t.insertEvents(cur.ID, prev+1, p.Events, n)
+		})
+	})
+	if err != nil {
+		return conflictTask(task, err), fmt.Errorf("checkpoint task: %w", err)
+	}
+	return task, nil
+}
+
+// conflictTask returns task, the current row, when err is a lost
+// compare-and-set, and nil otherwise: after any other failure nothing
+// reliable can be said about the task.
+func conflictTask(task *store.Task, err error) *store.Task {
+	if errors.Is(err, store.ErrConflict) {
+		return task
+	}
+	return nil
+}

@@ -1,0 +1,191 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Sentinel errors returned by every Store implementation. Methods wrap them
+// with context; test them with errors.Is.
+var (
+	// ErrNotFound reports that the task, event, response, client, pairing,
+	// module, idempotency key or service record asked for does not exist.
+	ErrNotFound = errors.New("store: not found")
+	// ErrConflict reports a lost compare-and-set: the task was not in one of
+	// the statuses the caller expected. The method returns the task as it is
+	// now beside the error.
+	ErrConflict = errors.New("store: conflict")
+	// ErrExists reports a unique record that already exists, such as a task
+	// id, a client token hash or a pairing code hash.
+	ErrExists = errors.New("store: already exists")
+	// ErrInvalid reports params that break the contract: a missing field, an
+	// unknown status, a transition the state machine does not have, an event
+	// payload that is not JSON.
+	ErrInvalid = errors.New("store: invalid argument")
+	// ErrTaskFinished reports a write to the log of a task whose terminal
+	// event has been written: a finished task's log never grows.
+	ErrTaskFinished = errors.New("store: task finished")
+	// ErrRevoked reports a client whose access was revoked.
+	ErrRevoked = errors.New("store: client revoked")
+	// ErrExpired reports a pairing code past its expiry.
+	ErrExpired = errors.New("store: expired")
+	// ErrUsed reports a pairing code that was already redeemed.
+	ErrUsed = errors.New("store: already used")
+	// ErrSchemaTooNew reports a database written by a newer weft whose schema
+	// this binary does not know; it is never modified.
+	ErrSchemaTooNew = errors.New("store: database schema is newer than this binary")
+	// ErrCorrupt reports a database file that is damaged, truncated or not a
+	// weft database at all.
+	ErrCorrupt = errors.New("store: database corrupt")
+	// ErrReadOnly reports a write on a store opened read-only.
+	ErrReadOnly = errors.New("store: read-only")
+	// ErrClosed reports a call on a closed store.
+	ErrClosed = errors.New("store: closed")
+)
+
+// Store is the persistence contract of weft (persistence §11). Every method
+// is safe for concurrent use. A write method returns only after its
+// transaction is durably committed; each names the sentinels it returns, and
+// any method may also return ErrClosed, ErrReadOnly or a wrapped I/O error.
+//
+// # Notes
+//
+// Implementations live in this repository (store/sqlite) and must pass
+// store/storetest. Consumers should declare the smaller interface they need.
+type Store interface {
+	// ServiceInit creates the service identity on first start, together with
+	// the admin client in params when given, in one transaction. On later
+	// starts it returns the stored identity and creates nothing.
+	ServiceInit(ctx context.Context, params *ServiceInitParams) (*ServiceInitResult, error)
+	// ServiceGet returns the service identity and configuration, or
+	// ErrNotFound before ServiceInit.
+	ServiceGet(ctx context.Context) (*ServiceConfig, error)
+	// ServiceUpdate changes the service configuration (retention settings).
+	// It returns ErrNotFound before ServiceInit and ErrInvalid for a
+	// negative period.
+	ServiceUpdate(ctx context.Context, params *ServiceUpdateParams) (*ServiceConfig, error)
+
+	// ClientInsert stores a client. It returns ErrExists when the token hash
+	// is taken and ErrInvalid for a missing name or hash.
+	ClientInsert(ctx context.Context, params *ClientInsertParams) (*Client, error)
+	// ClientGet returns a client by id, revoked or not, or ErrNotFound.
+	ClientGet(ctx context.Context, id string) (*Client, error)
+	// ClientGetByTokenHash returns the active client whose token hashes to
+	// hash. It returns ErrNotFound for an unknown hash and ErrRevoked, with
+	// the client, for a revoked one.
+	ClientGetByTokenHash(ctx context.Context, hash []byte) (*Client, error)
+	// ClientList returns every client, oldest first.
+	ClientList(ctx context.Context) ([]*Client, error)
+	// ClientRevoke revokes a client at once; revoking twice keeps the first
+	// time. It returns ErrNotFound for an unknown id.
+	ClientRevoke(ctx context.Context, id string) (*Client, error)
+
+	// PairingInsert stores a single-use pairing code by its hash. It returns
+	// ErrExists when the hash is taken and ErrInvalid for a missing hash or
+	// expiry.
+	PairingInsert(ctx context.Context, params *PairingInsertParams) (*Pairing, error)
+	// PairingRedeem marks a pairing code used and creates its client with the
+	// code's scopes, in one transaction. It returns ErrNotFound for an
+	// unknown code, ErrUsed for a redeemed one, ErrExpired for an expired one
+	// and ErrExists when the new token hash is taken.
+	PairingRedeem(ctx context.Context, params *PairingRedeemParams) (*Client, error)
+
+	// ModuleInsert records a deployed module as the next version of its
+	// name. Deploying the bytes of the latest version again returns that
+	// version and writes nothing. It returns ErrInvalid for a bad name or
+	// digest.
+	ModuleInsert(ctx context.Context, params *ModuleInsertParams) (*Module, error)
+	// ModuleGet returns the latest version of a module, or ErrNotFound.
+	ModuleGet(ctx context.Context, name string) (*Module, error)
+	// ModuleList returns the latest version of every module, by name.
+	ModuleList(ctx context.Context) ([]*Module, error)
+	// ModuleDelete removes every version of a module's metadata. Tasks keep
+	// their pinned digest. It returns ErrNotFound for an unknown name.
+	ModuleDelete(ctx context.Context, name string) error
+
+	// TaskInsert persists a new queued task and its response.created event
+	// (sequence 0) in one transaction (persistence §11.2), with the
+	// parent's journal events and the idempotency key's result when params
+	// carry them. It returns ErrExists for a taken id, ErrInvalid for bad
+	// params, ErrNotFound for an unknown parent or idempotency key, and
+	// ErrTaskFinished when the parent has finished.
+	TaskInsert(ctx context.Context, params *TaskInsertParams) (*Task, error)
+	// TaskGet returns a task, or ErrNotFound.
+	TaskGet(ctx context.Context, id string) (*Task, error)
+	// TaskList returns one page of tasks matching params, ordered by id.
+	TaskList(ctx context.Context, params *TaskListParams) ([]*Task, error)
+	// TaskCount returns the number of tasks in each status (absent statuses
+	// count zero).
+	TaskCount(ctx context.Context) (map[Status]int, error)
+	// TaskTransition moves a task from one of params.From to params.To with
+	// its status event, compare-and-set (persistence §11.2). A terminal
+	// status also writes the Response and the terminal event. On a lost race
+	// it returns the current task and ErrConflict. It returns ErrNotFound for
+	// an unknown task and ErrInvalid for a transition the state machine does
+	// not have.
+	TaskTransition(ctx context.Context, params *TaskTransitionParams) (*Task, error)
+	// TaskCancel cancels a task atomically (persistence §11.2): a queued or
+	// loading task becomes cancelled at once, a running one cancelling. A
+	// cancelling or finished task is left as it is. It returns the task as
+	// it is after the call and whether this call changed it, or ErrNotFound.
+	TaskCancel(ctx context.Context, id string) (task *Task, changed bool, err error)
+	// TaskClaim moves up to params.Limit eligible queued tasks (not_before at
+	// or before params.Now) to loading, each with its event, and returns
+	// them. Claims are fair across owner clients: round-robin over the owners
+	// with eligible tasks, oldest first within an owner. The attempt counter
+	// of each claimed task goes up by one (see Task.Attempt).
+	TaskClaim(ctx context.Context, params *TaskClaimParams) ([]*Task, error)
+	// TaskCheckpoint stores the last checkpoint of a loading or running task,
+	// with optional journal events, in one transaction. It returns the
+	// current task and ErrConflict when the task is in another status, and
+	// ErrNotFound for an unknown task.
+	TaskCheckpoint(ctx context.Context, params *TaskCheckpointParams) (*Task, error)
+	// TaskRecover applies the persistence §11.3 table to every unfinished
+	// task at start-up, each new state with its event in one transaction,
+	// and releases the idempotency keys left in flight. Call it before any
+	// work starts.
+	TaskRecover(ctx context.Context) (*TaskRecoverResult, error)
+
+	// EventAppend appends events to a task's log with the next sequence
+	// numbers, in one transaction. Status event types are reserved for the
+	// methods that change a status. It returns ErrNotFound for an unknown
+	// task, ErrTaskFinished for a finished one and ErrInvalid for a reserved
+	// type or a payload that is not JSON.
+	EventAppend(ctx context.Context, params *EventAppendParams) ([]*Event, error)
+	// EventList returns one page of a task's events in sequence order. It
+	// returns ErrNotFound for an unknown task.
+	EventList(ctx context.Context, params *EventListParams) ([]*Event, error)
+	// EventWatch returns a channel that receives a value (coalesced) after
+	// each commit that appends events to the task, and a function that
+	// stops the watch. It does no I/O; pair it with EventList.
+	EventWatch(taskID string) (<-chan struct{}, func())
+
+	// ResponseGet returns a finished task's response by response id, or
+	// ErrNotFound (also while the task is unfinished).
+	ResponseGet(ctx context.Context, id string) (*Response, error)
+
+	// IdempotencyKeyBegin claims (client, key) for a request atomically: of
+	// concurrent identical calls exactly one gets IdempotencyNew. An expired
+	// key counts as absent. It returns ErrInvalid for missing fields.
+	IdempotencyKeyBegin(ctx context.Context, params *IdempotencyKeyBeginParams) (*IdempotencyKeyBeginResult, error)
+	// IdempotencyKeyComplete stores the result of an in-flight key. It
+	// returns ErrNotFound unless the key is in flight.
+	IdempotencyKeyComplete(ctx context.Context, params *IdempotencyKeyCompleteParams) error
+	// IdempotencyKeyRelease deletes an in-flight key whose request failed
+	// before it changed anything. It returns ErrNotFound unless the key is in
+	// flight.
+	IdempotencyKeyRelease(ctx context.Context, clientID, key string) error
+
+	// RetentionPurge deletes finished tasks whose finish time is before
+	// olderThan, with their events and responses, and idempotency keys
+	// expired by now, in batches of at most batch rows, each its own short
+	// transaction. It never touches an unfinished task (persistence §11.2).
+	// A batch of 0 or less means 500.
+	RetentionPurge(ctx context.Context, olderThan time.Time, batch int) (*RetentionPurgeResult, error)
+
+	// PayloadScan calls fn for every stored durable value and every stored
+	// JSON document that may hold envelopes, for the pre-deploy preflight.
+	// It reads only. An error from fn stops the scan and is returned.
+	PayloadScan(ctx context.Context, fn func(*ScannedPayload) error) error
+}

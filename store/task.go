@@ -1,0 +1,225 @@
+package store
+
+import (
+	"time"
+)
+
+// Task is one execution of a module function: an activity, or a workflow
+// that runs activities as child tasks.
+type Task struct {
+	// ID is "task_" followed by a ULID.
+	ID string
+	// Module is the module name the task was started with.
+	Module string
+	// ModuleDigest pins the module version ("sha256:<hex>") for the task's
+	// whole life.
+	ModuleDigest string
+	// Function is the exported function to run.
+	Function string
+	// Kind is activity or workflow.
+	Kind Kind
+	// Input is the function's argument.
+	Input Payload
+	// Status is the current status.
+	Status Status
+	// OnRestart is the restart policy (persistence §11.3).
+	OnRestart OnRestart
+	// Timeout bounds one attempt; zero means none.
+	Timeout time.Duration
+	// Retry is the retry policy of an activity.
+	Retry RetryPolicy
+	// Attempt counts the attempts started: it goes up by one each time the
+	// task leaves queued for loading or running, so it is 0 before the
+	// first claim and 1 during the first attempt.
+	Attempt int
+	// Checkpoint is the last checkpoint of a running task, kept by resume.
+	Checkpoint Payload
+	// Output is the result of a completed task.
+	Output Payload
+	// Error is the error of a failed task, and optionally the reason of a
+	// cancelled one.
+	Error *TaskError
+	// OwnerClientID is the client that created the task.
+	OwnerClientID string
+	// ParentTaskID is the workflow task that started this one, or "".
+	ParentTaskID string
+	// NotBefore is the earliest time a queued task may be claimed (retry
+	// backoff, timers).
+	NotBefore time.Time
+	// CreatedAt is when the task was inserted.
+	CreatedAt time.Time
+	// UpdatedAt is the time of the last write to the task or its log.
+	UpdatedAt time.Time
+	// StartedAt is when the task first became running; zero before.
+	StartedAt time.Time
+	// FinishedAt is when the task reached a terminal status; zero before.
+	FinishedAt time.Time
+	// LastSeq is the sequence number of the last event in the task's log.
+	LastSeq int64
+}
+
+// ResponseID returns the id of the task's response.
+func (t *Task) ResponseID() string { return ResponseIDFor(t.ID) }
+
+// RetryPolicy says how an activity is retried after a failed attempt. The
+// store keeps it; the runtime applies it. The zero value means no retries.
+type RetryPolicy struct {
+	// InitialInterval is the wait before the first retry.
+	InitialInterval time.Duration `json:"initial_interval_ms"`
+	// BackoffCoefficient multiplies the wait after each retry.
+	BackoffCoefficient float64 `json:"backoff_coefficient"`
+	// MaximumInterval caps the wait.
+	MaximumInterval time.Duration `json:"maximum_interval_ms"`
+	// MaximumAttempts caps the attempts; 0 means one attempt.
+	MaximumAttempts int `json:"maximum_attempts"`
+	// NonRetryableErrorTypes lists error types that are never retried.
+	NonRetryableErrorTypes []string `json:"non_retryable_error_types,omitempty"`
+}
+
+// TaskError is the error a task failed with.
+type TaskError struct {
+	// Code is a snake_case error code, such as server_restarted.
+	Code string `json:"code"`
+	// Message explains the error to people.
+	Message string `json:"message"`
+	// Type is the application error type a plugin chose, or "".
+	Type string `json:"type,omitempty"`
+	// NonRetryable tells the runtime not to retry.
+	NonRetryable bool `json:"non_retryable,omitempty"`
+	// Details is an optional durable value with details.
+	Details Payload `json:"details_envelope,omitzero"`
+}
+
+// CodeServerRestarted is the error code of a task that start-up recovery
+// failed (persistence §11.3).
+const CodeServerRestarted = "server_restarted"
+
+// TaskInsertParams are the params of Store.TaskInsert.
+type TaskInsertParams struct {
+	// ID is the new task's id; the caller may choose it to build a reply
+	// before the insert. Defaults to a new id.
+	ID string
+	// Module is the module name. Required.
+	Module string
+	// ModuleDigest is the pinned module digest, "sha256:<hex>". Required.
+	ModuleDigest string
+	// Function is the function to run. Required.
+	Function string
+	// Kind is the task kind. Defaults to KindActivity.
+	Kind Kind
+	// Input is the function's argument. Defaults to no value.
+	Input Payload
+	// OnRestart is the restart policy. Defaults to OnRestartFail.
+	OnRestart OnRestart
+	// Timeout bounds one attempt. Defaults to 0 (none).
+	Timeout time.Duration
+	// Retry is the retry policy. Defaults to no retries.
+	Retry RetryPolicy
+	// OwnerClientID is the creating client. Defaults to "" (no owner).
+	OwnerClientID string
+	// ParentTaskID is the workflow task that starts this one. Defaults to
+	// "" (a top-level task).
+	ParentTaskID string
+	// ParentEvents are appended to the parent's log in the same
+	// transaction, such as activity.scheduled. Defaults to none.
+	ParentEvents []EventDraft
+	// NotBefore delays the first claim. Defaults to the insert time.
+	NotBefore time.Time
+	// Idempotency, when set, completes that in-flight idempotency key with
+	// its status and body in the same transaction. Defaults to nil.
+	Idempotency *IdempotencyKeyCompleteParams
+}
+
+// TaskListParams are the params of Store.TaskList.
+type TaskListParams struct {
+	// OwnerClientID limits the list to one owner. Defaults to "" (every
+	// owner).
+	OwnerClientID string
+	// Statuses limits the list to these statuses. Defaults to all.
+	Statuses []Status
+	// ParentTaskID limits the list to the children of one task. Defaults to
+	// "" (no filter).
+	ParentTaskID string
+	// Module limits the list to one module name. Defaults to "" (no filter).
+	Module string
+	// Cursor is the id of the last task of the previous page. Defaults to ""
+	// (the first page).
+	Cursor string
+	// Newest orders the list newest first. Defaults to false (oldest first).
+	Newest bool
+	// Limit caps the page. Defaults to 100; at most 1000.
+	Limit int
+}
+
+// TaskTransitionParams are the params of Store.TaskTransition.
+type TaskTransitionParams struct {
+	// ID is the task. Required.
+	ID string
+	// From lists the statuses the caller expects the task to be in; the
+	// transition happens only from one of them. Required.
+	From []Status
+	// To is the new status; every From → To must be an edge of the state
+	// machine (see CanTransition). Required.
+	To Status
+	// Output is the result of a task moving to completed. Defaults to no
+	// value.
+	Output Payload
+	// Error is required for failed and optional for cancelled; ignored
+	// otherwise.
+	Error *TaskError
+	// NotBefore is when a task moving to queued may be claimed again (retry
+	// backoff, timers). Defaults to now.
+	NotBefore time.Time
+	// ClearCheckpoint drops the checkpoint, for a retry from scratch.
+	// Defaults to false.
+	ClearCheckpoint bool
+	// Reason is written into the status event payload. Defaults to "".
+	Reason string
+	// Events are appended to the task's log before the status event, in the
+	// same transaction (journal events). Defaults to none.
+	Events []EventDraft
+	// ParentEvents are appended to the parent's log in the same
+	// transaction, such as activity.completed; skipped when the parent has
+	// finished. Defaults to none.
+	ParentEvents []EventDraft
+	// WakeParent makes a queued parent claimable now. Defaults to false.
+	WakeParent bool
+}
+
+// TaskClaimParams are the params of Store.TaskClaim.
+type TaskClaimParams struct {
+	// Limit caps the tasks claimed. Defaults to 1.
+	Limit int
+	// Now is the time compared with each task's NotBefore. Defaults to the
+	// current time.
+	Now time.Time
+}
+
+// TaskCheckpointParams are the params of Store.TaskCheckpoint.
+type TaskCheckpointParams struct {
+	// ID is the task. Required.
+	ID string
+	// Checkpoint replaces the stored checkpoint. Required.
+	Checkpoint Payload
+	// Events are appended to the log in the same transaction. Defaults to
+	// none.
+	Events []EventDraft
+}
+
+// TaskRecoverResult is what Store.TaskRecover did, by the persistence §11.3
+// cell each task fell in.
+type TaskRecoverResult struct {
+	// Failed lists tasks moved to failed with server_restarted (policy fail).
+	Failed []string
+	// Requeued lists tasks moved from loading or running back to queued.
+	Requeued []string
+	// Resumed lists running tasks with policy resume, left running with their
+	// checkpoint for the runtime to continue.
+	Resumed []string
+	// Cancelled lists cancelling tasks moved to cancelled.
+	Cancelled []string
+	// Queued counts queued tasks left queued (policies retry and resume).
+	Queued int
+	// IdempotencyKeysReleased counts idempotency keys that were in flight.
+	IdempotencyKeysReleased int
+}
