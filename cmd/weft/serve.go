@@ -27,7 +27,6 @@ import (
 
 // Files and folders of the data directory.
 const (
-	dbFile    = "weft.db"
 	cacheDir  = "cache"
 	addrFile  = "weft.addr"
 	shutdownD = 10 * time.Second
@@ -94,7 +93,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		return fmt.Errorf("metrics: %w", err)
 	}
 	db, err := sqlite.Open(ctx, sqlite.Config{
-		Path:          filepath.Join(cfg.dataDir, dbFile),
+		Path:          filepath.Join(cfg.dataDir, sqlite.FileName),
 		Synchronous:   cfg.synchronous,
 		Logger:        logger,
 		ObserveCommit: metrics.ObserveStoreCommit,
@@ -111,7 +110,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		return fmt.Errorf("preflight: %w", err)
 	}
 	if !report.OK() {
-		printReport(stderr, report)
+		_ = report.WriteText(stderr)
 		return exitError{code: 1}
 	}
 
@@ -197,16 +196,4 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		return fmt.Errorf("serve: %w", err)
 	}
 	return nil
-}
-
-// printReport writes a preflight report for people.
-func printReport(w io.Writer, r *preflight.Report) {
-	fmt.Fprintf(w, "unsupported_payload_codec: preflight blocked: %d finding(s)\n", r.Total)
-	for _, f := range r.Findings {
-		fmt.Fprintf(w, "  %s\n", f.String())
-	}
-	if more := r.Total - len(r.Findings); more > 0 {
-		fmt.Fprintf(w, "  … and %d more\n", more)
-	}
-	fmt.Fprintln(w, "Re-encode the affected payloads as Avro Value v1 single-object frames (fingerprint crc64-avro:e2a33dff55802237), verify, and retry. Do not delete history.")
 }

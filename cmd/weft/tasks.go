@@ -32,9 +32,9 @@ type taskDoc struct {
 
 // eventDoc is the part of an event the CLI prints.
 type eventDoc struct {
-	SequenceNumber int64           `json:"sequence_number"`
-	Type           string          `json:"type"`
-	CreatedAt      string          `json:"created_at"`
+	SequenceNumber int64  `json:"sequence_number"`
+	Type           string `json:"type"`
+	CreatedAt      string `json:"created_at"`
 }
 
 func isTerminalEvent(t string) bool {
