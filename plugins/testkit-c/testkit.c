@@ -17,8 +17,8 @@
  * Build (the committed testkit-c.wasm is this command's output, run from
  * the repository root by scripts/build-wasm-c.sh):
  *
- *   clang --target=wasm32-wasi -O2 -mexec-model=reactor -std=c11 -Wall -Wextra \
- *         -I sdk-wasm/c -Wl,--strip-all -o plugins/testkit-c/testkit-c.wasm \
+ *   clang --target=wasm32-wasi -O2 -std=c11 -Wall -Wextra -Werror -I sdk-wasm/c \
+ *         -mexec-model=reactor -Wl,--strip-all -o plugins/testkit-c/testkit-c.wasm \
  *         plugins/testkit-c/testkit.c sdk-wasm/c/weft.c
  */
 #define _POSIX_C_SOURCE 200809L

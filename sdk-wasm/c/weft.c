@@ -624,7 +624,7 @@ static weft_code scan(const uint8_t *d, size_t n) {
     reader r = {d, n, 0};
     weft_code c;
     for (;;) {
-        int64_t idx;
+        int64_t idx, l;
         size_t at = r.pos, len;
         uint64_t bits;
         if ((c = read_long(&r, "union index", &idx)) != WEFT_OK) return c;
@@ -642,7 +642,7 @@ static weft_code scan(const uint8_t *d, size_t n) {
             r.pos++;
             break;
         case WEFT_KIND_LONG:
-            if ((c = read_long(&r, "long", &idx)) != WEFT_OK) return c;
+            if ((c = read_long(&r, "long", &l)) != WEFT_OK) return c;
             break;
         case WEFT_KIND_DOUBLE:
             if (n - r.pos < 8) return truncated("double", r.pos);
