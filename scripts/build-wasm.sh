@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Rebuilds the committed Go .wasm guests (`make wasm`): the stock plugins,
-# the host's test guests. The .wasm files are committed, so `make test` needs
-# only Go. Each guest's source names the same command in its doc comment.
+# the host's test guests and the Go example. The .wasm files are committed,
+# so `make test` needs only Go; host/wasm_test.go checks that they match
+# their sources. Each guest's source names the same command in its doc
+# comment.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,3 +16,4 @@ build() {
 build plugins/testkit/testkit.wasm ./plugins/testkit
 build host/testdata/hostile.wasm ./host/testdata/hostile
 build host/testdata/wfkit.wasm ./host/testdata/wfkit
+build examples/hello-go/hello.wasm ./examples/hello-go

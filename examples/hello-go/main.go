@@ -4,6 +4,10 @@
 // Build it as a WASI reactor (see README.md):
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o hello.wasm .
+//
+// The committed hello.wasm is built from the repository root with
+//
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -o examples/hello-go/hello.wasm ./examples/hello-go
 package main
 
 import (
