@@ -3,7 +3,6 @@ package httpapi
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -16,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-run/weft/runtime"
-	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/blob"
 	"github.com/weft-run/weft/store/sqlite"
 )
 
@@ -59,34 +58,6 @@ func compileFake(_ context.Context, wasm []byte) (*runtime.ModuleInfo, error) {
 		info.Functions = append(info.Functions, runtime.Function{Name: name, Kind: kind})
 	}
 	return info, nil
-}
-
-// memFiles keeps module files in memory, content-addressed.
-type memFiles struct {
-	mu sync.Mutex
-	m  map[string][]byte
-}
-
-var _ runtime.ModuleFiles = (*memFiles)(nil)
-
-func (f *memFiles) Put(_ context.Context, digest string, data []byte) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.m == nil {
-		f.m = map[string][]byte{}
-	}
-	f.m[digest] = bytes.Clone(data)
-	return nil
-}
-
-func (f *memFiles) Get(_ context.Context, digest string) ([]byte, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	b, ok := f.m[digest]
-	if !ok {
-		return nil, fmt.Errorf("module file %s: %w", digest, store.ErrNotFound)
-	}
-	return bytes.Clone(b), nil
 }
 
 // testBundle is a served API over a real engine and a real SQLite store.
@@ -137,10 +108,12 @@ func setup(t *testing.T, cfg Config) *testBundle {
 
 	b := &testBundle{db: db, gate: make(chan struct{}), started: make(chan string, 100), reg: prometheus.NewRegistry()}
 	exec := &fakeExecutor{CompileFunc: compileFake, CallFunc: b.call}
+	files, err := blob.New(blob.Config{Dir: dir})
+	require.NoError(t, err)
 	metrics, err := runtime.NewMetrics(b.reg)
 	require.NoError(t, err)
 	eng, err := runtime.New(runtime.Config{
-		Store: db, Executor: exec, Modules: &memFiles{}, Logger: logger, Metrics: metrics,
+		Store: db, Executor: exec, Modules: files, Logger: logger, Metrics: metrics,
 		Workers: 4, PairingRate: 5,
 	})
 	require.NoError(t, err)
