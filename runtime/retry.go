@@ -64,10 +64,10 @@ func nextAttempt(p store.RetryPolicy, attempt int, now, deadline time.Time) (tim
 // totalDeadline returns the time by which a task must finish, across all its
 // attempts, or the zero time when its policy sets no total timeout.
 func totalDeadline(t *store.Task) time.Time {
-	if policyTotalTimeout(t.Retry) <= 0 {
+	if t.Retry.TotalTimeout <= 0 {
 		return time.Time{}
 	}
-	return t.CreatedAt.Add(policyTotalTimeout(t.Retry))
+	return t.CreatedAt.Add(t.Retry.TotalTimeout)
 }
 
 // nonRetryableType reports whether the policy lists typ as never retried.
@@ -112,7 +112,7 @@ func checkRetry(p *store.RetryPolicy) error {
 		return paramErrorf("retry.backoff_coefficient", "must be at least 1")
 	case p.MaximumAttempts < 0:
 		return paramErrorf("retry.maximum_attempts", "must not be negative")
-	case policyTotalTimeout(*p) < 0:
+	case p.TotalTimeout < 0:
 		return paramErrorf("retry.total_timeout_ms", "must not be negative")
 	case p.MaximumInterval > 0 && p.InitialInterval > p.MaximumInterval:
 		return paramErrorf("retry.maximum_interval_ms", "must not be below the initial interval")

@@ -277,7 +277,10 @@ func TestTotalTimeout(t *testing.T) {
 		require.Equal(t, store.StatusFailed, done.Status)
 		require.Equal(t, string(CodeTimeout), done.Error.Code)
 		require.Less(t, done.Attempt, 50)
-		require.Equal(t, done.Attempt, b.exec.callCount())
+		// The last claim may come after the deadline, which then ends the
+		// task before its call.
+		require.GreaterOrEqual(t, b.exec.callCount(), done.Attempt-1)
+		require.LessOrEqual(t, b.exec.callCount(), done.Attempt)
 	})
 
 	t.Run("ExpiredBeforeItsAttempt", func(t *testing.T) {

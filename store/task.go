@@ -74,6 +74,9 @@ type RetryPolicy struct {
 	MaximumAttempts int `json:"maximum_attempts"`
 	// NonRetryableErrorTypes lists error types that are never retried.
 	NonRetryableErrorTypes []string `json:"non_retryable_error_types,omitempty"`
+	// TotalTimeout bounds the task across all its attempts and the waits
+	// between them, counted from its creation; zero means no limit.
+	TotalTimeout time.Duration `json:"total_timeout_ms"`
 }
 
 // TaskError is the error a task failed with.

@@ -126,6 +126,7 @@ type retryJSON struct {
 	MaximumIntervalMS      int64    `json:"maximum_interval_ms,omitempty"`
 	MaximumAttempts        int      `json:"maximum_attempts,omitempty"`
 	NonRetryableErrorTypes []string `json:"non_retryable_error_types,omitempty"`
+	TotalTimeoutMS         int64    `json:"total_timeout_ms,omitempty"`
 }
 
 func marshalRetry(p store.RetryPolicy) (string, error) {
@@ -135,6 +136,7 @@ func marshalRetry(p store.RetryPolicy) (string, error) {
 		MaximumIntervalMS:      p.MaximumInterval.Milliseconds(),
 		MaximumAttempts:        p.MaximumAttempts,
 		NonRetryableErrorTypes: p.NonRetryableErrorTypes,
+		TotalTimeoutMS:         p.TotalTimeout.Milliseconds(),
 	})
 	return string(b), err
 }
@@ -150,6 +152,7 @@ func unmarshalRetry(s string, p *store.RetryPolicy) error {
 		MaximumInterval:        time.Duration(r.MaximumIntervalMS) * time.Millisecond,
 		MaximumAttempts:        r.MaximumAttempts,
 		NonRetryableErrorTypes: r.NonRetryableErrorTypes,
+		TotalTimeout:           time.Duration(r.TotalTimeoutMS) * time.Millisecond,
 	}
 	return nil
 }

@@ -364,10 +364,14 @@ func (t *tx) claimQueued(limit int, at int64, n time.Time) ([]*store.Task, error
 	// The owners with queued tasks, by a skip scan of the queue index.
 	var owners []string
 	for first, prev := true, ""; ; first = false {
-		q := `SELECT owner_client_id FROM tasks WHERE status = 'queued' AND owner_client_id > ?
+		// INDEXED BY: the planner would otherwise pick tasks_status and sort,
+		// reading every queued row once per owner on each claim.
+		q := `SELECT owner_client_id FROM tasks INDEXED BY tasks_queue
+			WHERE status = 'queued' AND owner_client_id > ?
 			ORDER BY owner_client_id LIMIT 1`
 		if first {
-			q = `SELECT owner_client_id FROM tasks WHERE status = 'queued' AND owner_client_id >= ?
+			q = `SELECT owner_client_id FROM tasks INDEXED BY tasks_queue
+			WHERE status = 'queued' AND owner_client_id >= ?
 			ORDER BY owner_client_id LIMIT 1`
 		}
 		var owner string
