@@ -205,3 +205,94 @@ func BenchmarkParseProjection(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAppendEnvelopeJSON is the whole encode path of a Value into a
+// reused buffer: datum, frame, envelope JSON.
+func BenchmarkAppendEnvelopeJSON(b *testing.B) {
+	v := benchValue(b)
+	buf := make([]byte, 0, 512)
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if buf, err = codec.AppendEnvelopeJSON(buf[:0], v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecodeEnvelopeJSON is the whole decode path from envelope JSON
+// to a Value.
+func BenchmarkDecodeEnvelopeJSON(b *testing.B) {
+	data, err := codec.AppendEnvelopeJSON(nil, benchValue(b))
+	require.NoError(b, err)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := codec.DecodeEnvelopeJSON(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParseEnvelopeFrame reads envelope JSON into its frame.
+func BenchmarkParseEnvelopeFrame(b *testing.B) {
+	data, err := codec.AppendEnvelopeJSON(nil, benchValue(b))
+	require.NoError(b, err)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := codec.ParseEnvelopeFrame(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkEncoderStream streams the corpus value call by call into a
+// reused Encoder and writes its envelope JSON into a reused buffer.
+func BenchmarkEncoderStream(b *testing.B) {
+	v := benchValue(b)
+	var e codec.Encoder
+	buf := make([]byte, 0, 512)
+	b.ReportAllocs()
+	for b.Loop() {
+		e.Reset()
+		streamValue(&e, v)
+		var err error
+		if buf, err = e.AppendEnvelopeJSON(buf[:0]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecoderPull checks envelope JSON with a reused Decoder and reads
+// every value of it without building anything.
+func BenchmarkDecoderPull(b *testing.B) {
+	data, err := codec.AppendEnvelopeJSON(nil, benchValue(b))
+	require.NoError(b, err)
+	var d codec.Decoder
+	var skip func()
+	skip = func() {
+		switch d.Next() {
+		case codec.KindString:
+			_ = d.String()
+		case codec.KindList:
+			for d.More() {
+				skip()
+			}
+		case codec.KindMap:
+			for d.More() {
+				_ = d.Key()
+				skip()
+			}
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := d.ResetEnvelopeJSON(data); err != nil {
+			b.Fatal(err)
+		}
+		skip()
+		if err := d.Finish(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

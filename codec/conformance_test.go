@@ -134,6 +134,23 @@ func TestGoldenCases(t *testing.T) {
 			require.NoError(t, err)
 			requireEqualValue(t, want, fromEnv)
 
+			envJSON, err := codec.AppendEnvelopeJSON(nil, want)
+			require.NoError(t, err)
+			require.Equal(t, `{"codec":"avro","blob":"`+c.WireBase64+`"}`, string(envJSON))
+			fromJSON, err := codec.DecodeEnvelopeJSON(envJSON)
+			require.NoError(t, err)
+			requireEqualValue(t, want, fromJSON)
+
+			var e codec.Encoder
+			streamValue(&e, want)
+			streamed, err := e.Frame()
+			require.NoError(t, err)
+			require.Equal(t, frame, streamed, "streaming encoder")
+			var d codec.Decoder
+			require.NoError(t, d.ResetEnvelopeJSON(envJSON))
+			requireEqualValue(t, want, pullValue(&d))
+			require.NoError(t, d.Finish(), "pull decoder")
+
 			proj, err := codec.MarshalProjection(got)
 			require.NoError(t, err)
 			back, err := codec.ParseProjection(proj)
@@ -200,6 +217,11 @@ func TestGoldenMalformedFrames(t *testing.T) {
 			_, err = codec.DecodeEnvelope(codec.Envelope{Codec: "avro", Blob: c.WireBase64})
 			require.ErrorIs(t, err, want)
 			require.Equal(t, want, codec.ErrorCode(err))
+
+			_, err = codec.DecodeEnvelopeJSON(codec.AppendFrameEnvelopeJSON(nil, frame))
+			require.ErrorIs(t, err, want)
+			var d codec.Decoder
+			require.ErrorIs(t, d.ResetFrame(frame), want)
 		})
 	}
 }
@@ -362,6 +384,12 @@ func runRegression(t *testing.T, fx regressionFixture) {
 		env, err := codec.EncodeEnvelope(value)
 		require.NoError(t, err)
 		require.Equal(t, wire, env.Blob)
+		envJSON, err := codec.AppendEnvelopeJSON(nil, value)
+		require.NoError(t, err)
+		require.Equal(t, `{"codec":"avro","blob":"`+wire+`"}`, string(envJSON))
+		fromJSON, err := codec.DecodeEnvelopeJSON(envelopeObject(t, json.RawMessage(strconv.Quote(fx.Protocol.Codec)), wire))
+		require.NoError(t, err)
+		requireEqualValue(t, value, fromJSON)
 		checked = true
 	case "decode_reject":
 		require.NotNil(t, fx.FailurePolicy.Error)
@@ -380,6 +408,8 @@ func runRegression(t *testing.T, fx regressionFixture) {
 			if err == nil {
 				_, err = codec.DecodeEnvelope(env)
 			}
+			requireCodecRejected(t, err, want, "")
+			_, err = codec.DecodeEnvelopeJSON(envelopeObject(t, json.RawMessage(strconv.Quote(fx.Protocol.Codec)), wire))
 			requireCodecRejected(t, err, want, "")
 			checked = true
 		case "utf8-json-task":
@@ -411,10 +441,14 @@ func runRegression(t *testing.T, fx regressionFixture) {
 				// around a valid blob: the tag must fail before any decode.
 				_, err := codec.ParseEnvelope(envelopeObject(t, c.Task["payload_codec"], "wwHioz3/VYAiNwA="))
 				requireCodecRejected(t, err, want, codec.CodeInvalidPayloadFraming)
+				_, err = codec.DecodeEnvelopeJSON(envelopeObject(t, c.Task["payload_codec"], "wwHioz3/VYAiNwA="))
+				requireCodecRejected(t, err, want, codec.CodeInvalidPayloadFraming)
 			}
 		case "complete_workflow_task":
 			require.NotNil(t, tb.Command)
 			_, err := codec.ParseEnvelope(tb.Command.Result)
+			requireCodecRejected(t, err, want, codec.CodeInvalidPayloadEnvelope)
+			_, err = codec.DecodeEnvelopeJSON(tb.Command.Result)
 			requireCodecRejected(t, err, want, codec.CodeInvalidPayloadEnvelope)
 		default:
 			require.Failf(t, "unknown task boundary", "%q", tb.Operation)
@@ -431,6 +465,8 @@ func runRegression(t *testing.T, fx regressionFixture) {
 			// The payload bytes are "decode-must-not-run": decoding them
 			// would give invalid_payload_framing.
 			_, err := codec.ParseEnvelope(envelopeObject(t, codecJSON, wire))
+			requireCodecRejected(t, err, want, forbidden)
+			_, err = codec.DecodeEnvelopeJSON(envelopeObject(t, codecJSON, wire))
 			requireCodecRejected(t, err, want, forbidden)
 			var s string
 			if json.Unmarshal(c.Value, &s) == nil || !c.Present {

@@ -333,3 +333,16 @@ func TestAppendFrameDoesNotAllocate(t *testing.T) {
 	})
 	require.Zero(t, allocs)
 }
+
+func TestValidateFrameDoesNotAllocate(t *testing.T) {
+	for _, depth := range []int{1, 16, 17, codec.DefaultLimits.MaxDepth} {
+		frame, err := codec.EncodeFrame(nest(depth))
+		require.NoError(t, err)
+		allocs := testing.AllocsPerRun(20, func() {
+			if err := codec.ValidateFrame(frame, codec.Limits{}); err != nil {
+				panic(err)
+			}
+		})
+		require.Zero(t, allocs, "depth %d", depth)
+	}
+}

@@ -3,8 +3,8 @@ package codec
 import (
 	"encoding/binary"
 	"math"
-	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // DecodeDatum decodes one Avro binary datum of schema
@@ -20,8 +20,8 @@ func DecodeDatum(datum []byte) (Value, error) {
 }
 
 // decodeDatum checks datum against l (filled with defaults), then builds its
-// Value. With owned set, datum belongs to the caller alone and bytes values
-// may alias it.
+// Value. With owned set, datum belongs to the Value alone: strings, keys and
+// bytes values are views of it rather than copies.
 func decodeDatum(datum []byte, l Limits, owned bool) (Value, error) {
 	l = l.withDefaults()
 	if len(datum) > l.MaxSize {
@@ -31,24 +31,26 @@ func decodeDatum(datum []byte, l Limits, owned bool) (Value, error) {
 	if err != nil {
 		return Value{}, err
 	}
-	return build(datum, c, owned)
+	return build(datum, c, owned), nil
 }
 
 // counts are the totals of a scanned datum, used to size the few
 // allocations that hold the decoded Value: every list item, every map entry,
-// every string and key byte, and every bytes byte.
+// and every string, key and bytes byte.
 type counts struct {
-	items, entries, strBytes, binBytes int
+	items, entries, dataBytes int
 }
 
-// level is one open list or map while a datum is walked.
-type level struct {
+// scanLevel is one open list or map while scan walks a datum.
+type scanLevel struct {
 	isMap     bool
-	remaining int    // items left in the current block
-	blockEnd  int    // offset where the current block must end, or -1
-	start     int    // index of the container's first item in the scratch area (build)
-	key       string // the container's key in its parent map (build)
+	remaining int // items left in the current block
+	blockEnd  int // offset where the current block must end, or -1
 }
+
+// stackHint is how many open lists and maps build keeps on the goroutine
+// stack; deeper values (up to the depth limit) spill to the heap.
+const stackHint = 16
 
 // scan walks datum without building anything: it checks the whole structure
 // (union indexes, booleans, varints, finite doubles, UTF-8, block counts
@@ -57,15 +59,20 @@ type level struct {
 // hostile nesting fails at maxDepth with no stack growth.
 func scan(d []byte, maxDepth int) (counts, error) {
 	var c counts
-	var fixed [defaultMaxDepth]level
+	var fixed [defaultMaxDepth]scanLevel // no allocation within the default limit
 	stack := fixed[:0]
 	pos := 0
 	for {
-		idx, p, err := readLong(d, pos, "union index")
-		if err != nil {
-			return c, err
+		var idx int64
+		if pos < len(d) && d[pos] < 0x80 {
+			idx = int64(d[pos]>>1) ^ -int64(d[pos]&1)
+			pos++
+		} else {
+			var err error
+			if idx, pos, err = readLong(d, pos, "union index"); err != nil {
+				return c, err
+			}
 		}
-		pos = p
 		switch idx {
 		case int64(KindNull):
 		case int64(KindBoolean):
@@ -77,40 +84,44 @@ func scan(d []byte, maxDepth int) (counts, error) {
 			}
 			pos++
 		case int64(KindLong):
-			if _, pos, err = readLong(d, pos, "long"); err != nil {
+			if pos < len(d) && d[pos] < 0x80 {
+				pos++
+			} else if _, p, err := readLong(d, pos, "long"); err != nil {
 				return c, err
+			} else {
+				pos = p
 			}
 		case int64(KindDouble):
 			if len(d)-pos < 8 {
 				return c, truncated("double", pos)
 			}
-			f := math.Float64frombits(binary.LittleEndian.Uint64(d[pos:]))
-			if math.IsNaN(f) || math.IsInf(f, 0) {
+			if !finiteBits(binary.LittleEndian.Uint64(d[pos:])) {
+				f := math.Float64frombits(binary.LittleEndian.Uint64(d[pos:]))
 				return c, errorf(CodeInvalidPayloadFraming, "double at datum offset %d is %v, not finite", pos, f)
 			}
 			pos += 8
 		case int64(KindBytes):
-			var n int
-			if n, pos, err = readLen(d, pos, "bytes"); err != nil {
+			n, p, err := readLen(d, pos, "bytes")
+			if err != nil {
 				return c, err
 			}
-			pos += n
-			c.binBytes += n
+			pos = p + n
+			c.dataBytes += n
 		case int64(KindString):
-			var n int
-			if n, pos, err = readLen(d, pos, "string"); err != nil {
+			n, p, err := readLen(d, pos, "string")
+			if err != nil {
 				return c, err
 			}
-			if !utf8.Valid(d[pos : pos+n]) {
-				return c, errorf(CodeInvalidPayloadFraming, "string at datum offset %d is not valid UTF-8", pos)
+			if !validUTF8(d[p : p+n]) {
+				return c, errorf(CodeInvalidPayloadFraming, "string at datum offset %d is not valid UTF-8", p)
 			}
-			pos += n
-			c.strBytes += n
+			pos = p + n
+			c.dataBytes += n
 		case int64(KindList), int64(KindMap):
 			if len(stack) >= maxDepth {
 				return c, depthError(maxDepth)
 			}
-			stack = append(stack, level{isMap: idx == int64(KindMap), blockEnd: -1})
+			stack = append(stack, scanLevel{isMap: idx == int64(KindMap), blockEnd: -1})
 		default:
 			return c, errorf(CodeInvalidPayloadFraming, "union index %d at datum offset %d is outside 0..7", idx, pos-1)
 		}
@@ -131,10 +142,11 @@ func scan(d []byte, maxDepth int) (counts, error) {
 			if top.blockEnd >= 0 && pos != top.blockEnd {
 				return c, errorf(CodeInvalidPayloadFraming, "block ends at datum offset %d, not at its declared end %d", pos, top.blockEnd)
 			}
-			var n, end int
-			if n, end, pos, err = readBlock(d, pos, top.isMap); err != nil {
+			n, end, p, err := readBlock(d, pos, top.isMap)
+			if err != nil {
 				return c, err
 			}
+			pos = p
 			if n == 0 {
 				stack = stack[:len(stack)-1]
 				continue
@@ -145,15 +157,15 @@ func scan(d []byte, maxDepth int) (counts, error) {
 		top := &stack[len(stack)-1]
 		top.remaining--
 		if top.isMap {
-			var n int
-			if n, pos, err = readLen(d, pos, "map key"); err != nil {
+			n, p, err := readLen(d, pos, "map key")
+			if err != nil {
 				return c, err
 			}
-			if !utf8.Valid(d[pos : pos+n]) {
-				return c, errorf(CodeInvalidPayloadFraming, "map key at datum offset %d is not valid UTF-8", pos)
+			if !validUTF8(d[p : p+n]) {
+				return c, errorf(CodeInvalidPayloadFraming, "map key at datum offset %d is not valid UTF-8", p)
 			}
-			pos += n
-			c.strBytes += n
+			pos = p + n
+			c.dataBytes += n
 			c.entries++
 		} else {
 			c.items++
@@ -161,9 +173,19 @@ func scan(d []byte, maxDepth int) (counts, error) {
 	}
 }
 
+// buildLevel is one open list or map while build assembles a Value.
+type buildLevel struct {
+	isMap     bool
+	remaining int    // items left in the current block
+	start     int    // index of the container's first item in the scratch area
+	key       string // the container's key in its parent map
+}
+
 // build decodes a datum that scan accepted, with counts c. It allocates at
-// most one slice of list items, one of map entries, one string for all
-// strings and keys, and (unless owned) one byte slice for all bytes values.
+// most one slice of list items, one of map entries and, unless owned, one
+// byte slice for the contents of all strings, keys and bytes values. With
+// owned set, datum belongs to the Value alone and strings, keys and bytes
+// values are views of it.
 //
 // Containers are assembled bottom-up without recursion: decoded items are
 // pushed on a scratch area at the front of the items (or entries) slice, and
@@ -171,7 +193,7 @@ func scan(d []byte, maxDepth int) (counts, error) {
 // which fills downwards. Every item is either in the scratch area or placed,
 // and there is exactly one slot per item, so the scratch area never reaches
 // placed items (a move may overlap its own source; copy allows that).
-func build(d []byte, c counts, owned bool) (Value, error) {
+func build(d []byte, c counts, owned bool) Value {
 	var vals []Value
 	if c.items > 0 {
 		vals = make([]Value, c.items)
@@ -180,88 +202,79 @@ func build(d []byte, c counts, owned bool) (Value, error) {
 	if c.entries > 0 {
 		ents = make([]Entry, c.entries)
 	}
-	var sb strings.Builder
-	sb.Grow(c.strBytes)
-	takeString := func(b []byte) string {
-		off := sb.Len()
-		sb.Write(b)
-		return sb.String()[off:]
+	// data holds the contents of every string, key and bytes value, unless
+	// they can be views of d.
+	var data []byte
+	if !owned && c.dataBytes > 0 {
+		data = make([]byte, 0, c.dataBytes)
 	}
-	var bin []byte
-	if !owned && c.binBytes > 0 {
-		bin = make([]byte, 0, c.binBytes)
+	// take returns the n bytes at d[pos:] as memory the Value owns.
+	take := func(pos, n int) unsafe.Pointer {
+		if owned {
+			return unsafe.Pointer(&d[pos])
+		}
+		off := len(data)
+		data = append(data, d[pos:pos+n]...)
+		return unsafe.Pointer(&data[off])
 	}
 	vsp, vfp := 0, len(vals) // scratch top and placed bottom in vals
 	esp, efp := 0, len(ents) // the same in ents
 
-	var fixed [defaultMaxDepth]level
+	var fixed [stackHint]buildLevel
 	stack := fixed[:0]
 	var key string // key of the map entry whose value is read next
 	pos := 0
 	for {
-		idx, p, err := readLong(d, pos, "union index")
-		if err != nil {
-			return Value{}, err
+		// scan accepted d: every varint is well formed and every field fits.
+		var idx int64
+		if b := d[pos]; b < 0x80 {
+			idx = int64(b >> 1)
+			pos++
+		} else {
+			idx, pos, _ = readLong(d, pos, "")
 		}
-		pos = p
 		var v Value
 		opened := false
 		switch idx {
 		case int64(KindNull):
 		case int64(KindBoolean):
-			v = Value{kind: KindBoolean, num: uint64(d[pos] & 1)}
+			v = Value{kind: KindBoolean, num: uint64(d[pos])}
 			pos++
 		case int64(KindLong):
 			var n int64
-			if n, pos, err = readLong(d, pos, "long"); err != nil {
-				return Value{}, err
+			if b := d[pos]; b < 0x80 {
+				n = int64(b>>1) ^ -int64(b&1)
+				pos++
+			} else {
+				n, pos, _ = readLong(d, pos, "")
 			}
 			v = Value{kind: KindLong, num: uint64(n)}
 		case int64(KindDouble):
 			v = Value{kind: KindDouble, num: binary.LittleEndian.Uint64(d[pos:])}
 			pos += 8
-		case int64(KindBytes):
-			var n int
-			if n, pos, err = readLen(d, pos, "bytes"); err != nil {
-				return Value{}, err
+		case int64(KindBytes), int64(KindString):
+			n, p, _ := readLen(d, pos, "")
+			pos = p
+			v = Value{kind: Kind(idx), num: uint64(n), ptr: unsafe.Pointer(&zeroByte)}
+			if n > 0 {
+				v.ptr = take(pos, n)
+				pos += n
 			}
-			var b []byte
-			switch {
-			case n == 0:
-				b = []byte{}
-			case owned:
-				b = d[pos : pos+n : pos+n]
-			default:
-				off := len(bin)
-				bin = append(bin, d[pos:pos+n]...)
-				b = bin[off:len(bin):len(bin)]
-			}
-			v = Bytes(b)
-			pos += n
-		case int64(KindString):
-			var n int
-			if n, pos, err = readLen(d, pos, "string"); err != nil {
-				return Value{}, err
-			}
-			v = String(takeString(d[pos : pos+n]))
-			pos += n
 		case int64(KindList):
-			stack = append(stack, level{start: vsp, key: key})
+			stack = append(stack, buildLevel{start: vsp, key: key})
 			opened = true
 		case int64(KindMap):
-			stack = append(stack, level{isMap: true, start: esp, key: key})
+			stack = append(stack, buildLevel{isMap: true, start: esp, key: key})
 			opened = true
-		default:
-			return Value{}, errorf(CodeInvalidPayloadFraming, "union index %d at datum offset %d is outside 0..7", idx, pos-1)
 		}
 
 		for {
 			if !opened {
 				// Deliver v to the innermost open container, or return it.
 				if len(stack) == 0 {
-					return v, nil
+					return v
 				}
-				if top := &stack[len(stack)-1]; top.isMap {
+				if stack[len(stack)-1].isMap {
 					ents[esp] = Entry{Key: key, Value: v}
 					esp++
 				} else {
@@ -274,10 +287,8 @@ func build(d []byte, c counts, owned bool) (Value, error) {
 			if top.remaining > 0 {
 				break
 			}
-			var n int
-			if n, _, pos, err = readBlock(d, pos, top.isMap); err != nil {
-				return Value{}, err
-			}
+			n, _, p, _ := readBlock(d, pos, top.isMap)
+			pos = p
 			if n > 0 {
 				top.remaining = n
 				break
@@ -302,22 +313,20 @@ func build(d []byte, c counts, owned bool) (Value, error) {
 		top := &stack[len(stack)-1]
 		top.remaining--
 		if top.isMap {
-			var n int
-			if n, pos, err = readLen(d, pos, "map key"); err != nil {
-				return Value{}, err
+			n, p, _ := readLen(d, pos, "")
+			pos = p
+			key = ""
+			if n > 0 {
+				key = unsafe.String((*byte)(take(pos, n)), n)
+				pos += n
 			}
-			key = takeString(d[pos : pos+n])
-			pos += n
 		}
 	}
 }
 
-// emptyItems and emptyEntries back empty decoded lists and maps, so they
-// are non-nil like List() and Map().
-var (
-	emptyItems   = []Value{}
-	emptyEntries = []Entry{}
-)
+// finiteBits reports whether the float64 with bits u is finite: its
+// exponent is not all ones.
+func finiteBits(u uint64) bool { return u&(0x7ff<<52) != 0x7ff<<52 }
 
 // readLong reads the zig-zag varint at d[pos:] as a long: at most 10 bytes,
 // within the int64 range. what names the field for error messages.
@@ -349,6 +358,17 @@ func readLong(d []byte, pos int, what string) (int64, int, error) {
 // readLen reads the length of a bytes, string or map key field and checks
 // that that many bytes remain.
 func readLen(d []byte, pos int, what string) (int, int, error) {
+	if pos < len(d) {
+		if b := d[pos]; b < 0x80 && b&1 == 0 && int(b>>1) < len(d)-pos {
+			return int(b >> 1), pos + 1, nil
+		}
+	}
+	return readLenSlow(d, pos, what)
+}
+
+// readLenSlow is readLen for lengths that are negative, do not fit, or take
+// more than one byte.
+func readLenSlow(d []byte, pos int, what string) (int, int, error) {
 	n, p, err := readLong(d, pos, lengthLabel(what))
 	if err != nil {
 		return 0, p, err
@@ -425,4 +445,24 @@ func truncated(what string, pos int) error {
 // limit.
 func sizeError(n, max int) error {
 	return errorf(CodePayloadLimit, "payload of %d bytes exceeds the limit of %d bytes", n, max)
+}
+
+// validUTF8 is utf8.Valid, with short ASCII text checked inline.
+func validUTF8(b []byte) bool {
+	for i, c := range b {
+		if c >= utf8.RuneSelf {
+			return utf8.Valid(b[i:]) // an ASCII prefix never splits a sequence
+		}
+	}
+	return true
+}
+
+// validString is utf8.ValidString, with short ASCII text checked inline.
+func validString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return utf8.ValidString(s[i:])
+		}
+	}
+	return true
 }

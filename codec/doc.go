@@ -33,14 +33,38 @@
 // followed by a byte size. Decoding first validates the whole datum without
 // allocating (ValidateFrame does only that), then builds the Value with a
 // handful of allocations: one slice for all list items, one for all map
-// entries, one string for all strings and keys, one slice for all bytes.
-// Parts of a decoded Value share that memory, so keeping any part of it keeps
-// all of it alive.
+// entries, and one buffer for the contents of all strings, keys and bytes
+// values. Decoding an envelope needs no such buffer: the frame decoded from
+// base64 belongs to the Value alone, and its strings and bytes are views of
+// it. Parts of a decoded Value share that memory, so keeping any part of it
+// keeps all of it alive.
 //
 // The envelope's blob is strict standard base64: padding required, no line
 // breaks, zero trailing bits. EncodeEnvelope and DecodeEnvelope go from a
 // Value to an Envelope and back; ParseEnvelope reads one from JSON and
 // Envelope.MarshalJSON writes {"codec":"avro","blob":"…"}.
+//
+// # Fast paths
+//
+// The hot paths go between envelope JSON and values directly.
+// AppendEnvelopeJSON writes the envelope JSON of a Value into a caller's
+// buffer, base64-encoding the frame from a stack scratch buffer, and
+// AppendFrameEnvelopeJSON does the same for a ready frame. DecodeEnvelopeJSON
+// reads envelope JSON back into a Value and ParseEnvelopeFrame into a frame:
+// a small scanner reads the compact shape and decodes the blob into the one
+// slice the Value then owns, and anything unusual takes the general
+// ParseEnvelope path, so results, error codes and their order are the same
+// as ParseEnvelope followed by DecodeEnvelope.
+//
+// Adapters from other types need not build a Value at all. An Encoder takes
+// a stream of calls (Long, String, BeginMap, Key, End, …) and writes the
+// datum, frame or envelope JSON directly, with the checks of AppendDatum and
+// of the call order; a Decoder validates a whole datum, frame or envelope as
+// the decode functions do, then hands out its values one by one (Next,
+// More, Key, String, …), so an adapter builds its own types straight from
+// the wire. Both are reusable; once warm, an Encoder does not allocate, and
+// a Decoder allocates one buffer per value, for the contents of all its
+// strings, keys and bytes.
 //
 // # Hostile input
 //

@@ -91,8 +91,8 @@ func (e Envelope) Frame() ([]byte, error) {
 
 // base64Error is the invalid_payload_framing error for a blob that is not
 // strict base64, with the Python and PHP SDKs' hint when it looks like JSON.
-func base64Error(blob string) error {
-	if blob != "" && strings.IndexByte(`{["-tfn0123456789`, blob[0]) >= 0 {
+func base64Error[T string | []byte](blob T) error {
+	if len(blob) > 0 && strings.IndexByte(`{["-tfn0123456789`, blob[0]) >= 0 {
 		return errorf(CodeInvalidPayloadFraming, "expected strict base64 Avro single-object bytes; payload bytes look like JSON, not base64-encoded Avro")
 	}
 	return errorf(CodeInvalidPayloadFraming, "expected strict base64 Avro single-object bytes")
@@ -131,61 +131,56 @@ func (e Envelope) MarshalJSON() ([]byte, error) {
 // The blob is not decoded; see Envelope.Frame and DecodeEnvelope.
 func ParseEnvelope(data []byte) (Envelope, error) {
 	if codec, blob, ok := scanEnvelope(data); ok {
-		if err := CheckCodec(codec); err != nil {
-			return Envelope{}, err
+		if string(codec) != CodecAvro {
+			return Envelope{}, CheckCodec(string(codec))
 		}
-		return Envelope{Codec: CodecAvro, Blob: blob}, nil
+		return Envelope{Codec: CodecAvro, Blob: string(blob)}, nil
 	}
 	return parseEnvelopeSlow(data)
 }
 
 // scanEnvelope is the fast path of ParseEnvelope for the common shape: one
-// object with exactly the keys codec and blob, each a string of printable
-// ASCII without escapes, with optional whitespace. For any other input it
-// reports false and ParseEnvelope takes the general path, which gives the
-// same result for the inputs accepted here.
-func scanEnvelope(data []byte) (codec, blob string, ok bool) {
+// object with exactly the keys codec and blob, in either order, each a
+// string of printable ASCII without escapes, with optional whitespace. For
+// any other input it reports false and ParseEnvelope takes the general path,
+// which gives the same result for the inputs accepted here. The returned
+// slices are views of data.
+func scanEnvelope(data []byte) (codec, blob []byte, ok bool) {
 	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
-		return "", "", false
+		return nil, nil, false
 	}
 	var haveCodec, haveBlob bool
 	for n := 0; n < 2; n++ {
 		if n == 1 {
 			if i = skipSpace(data, i); i >= len(data) || data[i] != ',' {
-				return "", "", false
+				return nil, nil, false
 			}
 		}
 		var k, v []byte
 		if k, i, ok = scanSimpleString(data, skipSpace(data, i+1)); !ok {
-			return "", "", false
+			return nil, nil, false
 		}
 		if i = skipSpace(data, i); i >= len(data) || data[i] != ':' {
-			return "", "", false
+			return nil, nil, false
 		}
 		if v, i, ok = scanSimpleString(data, skipSpace(data, i+1)); !ok {
-			return "", "", false
+			return nil, nil, false
 		}
 		switch {
 		case string(k) == "codec" && !haveCodec:
-			haveCodec = true
-			if string(v) == CodecAvro {
-				codec = CodecAvro
-			} else {
-				codec = string(v)
-			}
+			haveCodec, codec = true, v
 		case string(k) == "blob" && !haveBlob:
-			haveBlob = true
-			blob = string(v)
+			haveBlob, blob = true, v
 		default:
-			return "", "", false
+			return nil, nil, false
 		}
 	}
 	if i = skipSpace(data, i); i >= len(data) || data[i] != '}' {
-		return "", "", false
+		return nil, nil, false
 	}
 	if skipSpace(data, i+1) != len(data) {
-		return "", "", false
+		return nil, nil, false
 	}
 	return codec, blob, true
 }

@@ -49,3 +49,74 @@ func ExampleParseProjection() {
 	// Output:
 	// map 0 9007199254740993
 }
+
+func ExampleEncoder() {
+	// An adapter streams its own data; no Value is built.
+	tags := []string{"a", "b"}
+	var e codec.Encoder
+	e.BeginMap(2)
+	e.Key("id")
+	e.Long(7)
+	e.Key("tags")
+	e.BeginList(len(tags))
+	for _, t := range tags {
+		e.String(t)
+	}
+	e.End()
+	e.End()
+	env, err := e.AppendEnvelopeJSON(nil)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(string(env))
+
+	// The same bytes as the Value API writes.
+	same, _ := codec.AppendEnvelopeJSON(nil, codec.Map(
+		codec.Entry{Key: "id", Value: codec.Long(7)},
+		codec.Entry{Key: "tags", Value: codec.List(codec.String("a"), codec.String("b"))},
+	))
+	fmt.Println(string(same) == string(env))
+
+	// Calls out of order fail when the datum is asked for.
+	e.Reset()
+	e.BeginList(2)
+	e.Long(1)
+	e.End()
+	_, err = e.Datum()
+	fmt.Println(err)
+	// Output:
+	// {"codec":"avro","blob":"wwHioz3/VYAiNw4EBGlkBA4IdGFncwwECgJhCgJiAAA="}
+	// true
+	// invalid_payload_framing: list or map closed with 1 of its declared items missing
+}
+
+func ExampleDecoder() {
+	data := []byte(`{"codec":"avro","blob":"wwHioz3/VYAiNw4EBGlkBA4IdGFncwwECgJhCgJiAAA="}`)
+	var d codec.Decoder
+	if err := d.ResetEnvelopeJSON(data); err != nil {
+		panic(err)
+	}
+	// An adapter pulls the values into its own types.
+	var id int64
+	var tags []string
+	if d.Next() == codec.KindMap {
+		for d.More() {
+			switch key, kind := d.Key(), d.Next(); {
+			case key == "id" && kind == codec.KindLong:
+				id = d.Long()
+			case key == "tags" && kind == codec.KindList:
+				tags = make([]string, 0, d.Len())
+				for d.More() {
+					d.Next()
+					tags = append(tags, d.String())
+				}
+			}
+		}
+	}
+	if err := d.Finish(); err != nil {
+		panic(err)
+	}
+	fmt.Println(id, tags)
+	// Output:
+	// 7 [a b]
+}

@@ -122,8 +122,52 @@ func (a *valueArena) value(native any) (codec.Value, error) {
 }
 
 // FromValue adapts a codec.Value back to its native form, the inverse of
-// ToValue: bytes become the sentinel object.
+// ToValue: bytes become the sentinel object. All list items of the result
+// share one allocation, and so do all object members.
 func FromValue(v codec.Value) any {
+	items, members := countValue(v)
+	a := nativeArena{items: make([]any, items), members: make(Object, members)}
+	return a.native(v)
+}
+
+// countValue returns how many list items and object members the native
+// form of v holds, counting one member per bytes sentinel.
+func countValue(v codec.Value) (items, members int) {
+	switch v.Kind() {
+	case codec.KindBytes:
+		return 0, 1
+	case codec.KindList:
+		items = v.Len()
+		for _, item := range v.Items() {
+			i, m := countValue(item)
+			items, members = items+i, members+m
+		}
+	case codec.KindMap:
+		members = v.Len()
+		for _, e := range v.Entries() {
+			i, m := countValue(e.Value)
+			items, members = items+i, members+m
+		}
+	}
+	return items, members
+}
+
+// nativeArena hands out the list items and object members of one adapted
+// value from two slices sized by countValue.
+type nativeArena struct {
+	items   []any
+	members Object
+}
+
+// object takes an Object of n members from the arena.
+func (a *nativeArena) object(n int) Object {
+	o := a.members[:n:n]
+	a.members = a.members[n:]
+	return o
+}
+
+// native adapts v.
+func (a *nativeArena) native(v codec.Value) any {
 	switch v.Kind() {
 	case codec.KindNull:
 		return nil
@@ -138,21 +182,25 @@ func FromValue(v codec.Value) any {
 		return Float(f)
 	case codec.KindBytes:
 		b, _ := v.AsBytes()
-		return Object{{Key: BytesSentinel, Value: base64.StdEncoding.EncodeToString(b)}}
+		o := a.object(1)
+		o[0] = Member{Key: BytesSentinel, Value: sentinelText(b)}
+		return o
 	case codec.KindString:
 		s, _ := v.AsString()
 		return s
 	case codec.KindList:
-		items := make([]any, len(v.Items()))
+		n := v.Len()
+		items := a.items[:n:n]
+		a.items = a.items[n:]
 		for i, item := range v.Items() {
-			items[i] = FromValue(item)
+			items[i] = a.native(item)
 		}
 		return items
 	default:
 		entries := v.Entries()
-		obj := make(Object, len(entries))
+		obj := a.object(len(entries))
 		for i, e := range entries {
-			obj[i] = Member{Key: e.Key, Value: FromValue(e.Value)}
+			obj[i] = Member{Key: e.Key, Value: a.native(e.Value)}
 		}
 		return obj
 	}
@@ -224,7 +272,7 @@ func FromHamba(hv schema.HambaValue) (any, error) {
 	case schema.HambaDouble:
 		return Float(b.Double), nil
 	case schema.HambaBytes:
-		return Object{{Key: BytesSentinel, Value: base64.StdEncoding.EncodeToString(b.Bytes)}}, nil
+		return Object{{Key: BytesSentinel, Value: sentinelText(b.Bytes)}}, nil
 	case schema.HambaString:
 		return b.String, nil
 	case schema.HambaList:
@@ -250,6 +298,13 @@ func FromHamba(hv schema.HambaValue) (any, error) {
 	default:
 		return nil, fmt.Errorf("hamba value: branch type %T is not a Value branch record", hv.Value)
 	}
+}
+
+// sentinelText returns the standard base64 of b, the text of its bytes
+// sentinel, with one allocation for a short b. Every decode adapter uses it.
+func sentinelText(b []byte) string {
+	var buf [64]byte
+	return string(base64.StdEncoding.AppendEncode(buf[:0], b))
 }
 
 // isSentinel reports whether o is the bytes sentinel: one member, named

@@ -56,6 +56,9 @@ func TestAdapterErrors(t *testing.T) {
 			require.ErrorContains(t, err, tc.want)
 			_, err = ToHamba(tc.native)
 			require.ErrorContains(t, err, tc.want)
+			out, err := AppendEnvelope([]byte("keep"), tc.native)
+			require.ErrorContains(t, err, tc.want)
+			require.Equal(t, "keep", string(out))
 		})
 	}
 
@@ -67,6 +70,11 @@ func TestAdapterErrors(t *testing.T) {
 		v, err := ToValue(o)
 		require.NoError(t, err)
 		require.Equal(t, codec.KindMap, v.Kind())
+		env, err := AppendEnvelope(nil, o)
+		require.NoError(t, err)
+		back, err := DecodeEnvelope(env)
+		require.NoError(t, err)
+		require.Equal(t, o, back)
 	}
 
 	_, err := FromHamba(schema.HambaValue{Value: "text"})

@@ -67,6 +67,14 @@ func BenchmarkTypedSteps(b *testing.B) {
 		{"envelope_frame_base64", func() error { _, err := env.Frame(); return err }},
 		{"decode_frame", func() error { _, err := codec.DecodeFrame(frame); return err }},
 		{"adapt_from_value", func() error { s.sink = FromValue(v); return nil }},
+		{"append_envelope_json_reused_buffer", func() error {
+			var buf [512]byte
+			_, err := codec.AppendEnvelopeJSON(buf[:0], v)
+			return err
+		}},
+		{"decode_envelope_json", func() error { _, err := codec.DecodeEnvelopeJSON(s.typed); return err }},
+		{"stream_adapter_envelope", func() error { b, err := AppendEnvelope(nil, s.native); s.sink = b; return err }},
+		{"pull_adapter_envelope", func() error { x, err := DecodeEnvelope(s.typed); s.sink = x; return err }},
 	}
 	for _, st := range steps {
 		b.Run(st.name, func(b *testing.B) {

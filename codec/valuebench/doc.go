@@ -19,6 +19,20 @@
 // bytes on the typed paths only; the JSON baselines keep it as an object
 // (reference §2.4).
 //
+// # Adapters
+//
+// The typed paths adapt native values the way a production adapter would:
+// AppendEnvelope streams a native value into a pooled codec.Encoder, which
+// writes the datum, frame and envelope JSON with no codec.Value in between,
+// and DecodeEnvelope checks envelope JSON with a pooled codec.Decoder and
+// pulls its values straight into native ones. ToValue and FromValue go
+// through a codec.Value instead; the tests check that both routes give the
+// same bytes and values. The hamba paths adapt to and from hamba/avro's
+// generic mapping (ToHamba, FromHamba) and frame hamba's datum with the same
+// envelope helpers of package codec (codec.AppendFrameEnvelopeJSON,
+// codec.ParseEnvelopeFrame), so the two differ only in adapter and datum
+// codec.
+//
 // # Timing
 //
 // Each path runs Config.Iterations operations per sample; the report gives

@@ -30,10 +30,10 @@ var pathDocs = map[string]string{
 	PlainJSONDecode:       "compact JSON -> native value (encoding/json tokens, member order kept)",
 	OldJSONWrapperEncode:  "native value -> compact JSON -> 0x00 + Payload{json, version} datum -> base64 -> {\"codec\":\"json\"} envelope JSON",
 	OldJSONWrapperDecode:  "envelope JSON -> base64 -> Payload datum -> compact JSON -> native value",
-	FixedTypedValueEncode: "native value -> codec.Value -> datum -> single-object frame -> base64 -> {\"codec\":\"avro\"} envelope JSON",
-	FixedTypedValueDecode: "envelope JSON -> strict base64 -> frame checks -> datum -> codec.Value -> native value",
-	HambaGenericEncode:    "native value -> hamba mapping -> hamba Marshal datum -> frame -> base64 -> envelope JSON",
-	HambaGenericDecode:    "envelope JSON -> strict base64 -> header check -> hamba Unmarshal (input trusted, no codec pre-check) -> native value",
+	FixedTypedValueEncode: "native value -> streaming adapter (codec.Encoder) -> datum -> single-object frame -> base64 -> {\"codec\":\"avro\"} envelope JSON",
+	FixedTypedValueDecode: "envelope JSON -> codec check -> strict base64 -> frame checks -> whole-datum validation -> pull adapter (codec.Decoder) -> native value",
+	HambaGenericEncode:    "native value -> hamba mapping -> hamba Marshal datum -> frame -> base64 -> envelope JSON (codec.AppendFrameEnvelopeJSON)",
+	HambaGenericDecode:    "envelope JSON (codec.ParseEnvelopeFrame) -> strict base64 -> header check -> hamba Unmarshal (input trusted, no codec pre-check) -> native value",
 }
 
 // suite holds the corpus value and, for each decode path, the bytes its
@@ -112,27 +112,11 @@ func (s *suite) oldWrapperDecode() (any, error) {
 }
 
 func (s *suite) typedEncode() ([]byte, error) {
-	v, err := ToValue(s.native)
-	if err != nil {
-		return nil, err
-	}
-	env, err := codec.EncodeEnvelope(v)
-	if err != nil {
-		return nil, err
-	}
-	return env.MarshalJSON()
+	return AppendEnvelope(nil, s.native)
 }
 
 func (s *suite) typedDecode() (any, error) {
-	env, err := codec.ParseEnvelope(s.typed)
-	if err != nil {
-		return nil, err
-	}
-	v, err := codec.DecodeEnvelope(env)
-	if err != nil {
-		return nil, err
-	}
-	return FromValue(v), nil
+	return DecodeEnvelope(s.typed)
 }
 
 func (s *suite) hambaEncode() ([]byte, error) {
@@ -146,15 +130,11 @@ func (s *suite) hambaEncode() ([]byte, error) {
 	}
 	frame := make([]byte, 0, codec.HeaderSize+len(datum))
 	frame = append(append(append(frame, codec.Magic[:]...), codec.Fingerprint[:]...), datum...)
-	return codec.EnvelopeOf(frame).MarshalJSON()
+	return codec.AppendFrameEnvelopeJSON(nil, frame), nil
 }
 
 func (s *suite) hambaDecode() (any, error) {
-	env, err := codec.ParseEnvelope(s.hambaEnv)
-	if err != nil {
-		return nil, err
-	}
-	frame, err := env.Frame()
+	frame, err := codec.ParseEnvelopeFrame(s.hambaEnv)
 	if err != nil {
 		return nil, err
 	}
