@@ -23,6 +23,7 @@ var testkitModules = []struct {
 	path string
 }{
 	{name: "Go", path: testkitPath},
+	{name: "C", path: testkitCPath},
 }
 
 func TestTestkit(t *testing.T) {
