@@ -677,6 +677,16 @@ var cBuilds = []struct {
 		args: []string{"--target=wasm32-wasi", "-O2", "-std=c11", "-I", "../../sdk-wasm/c",
 			"-mexec-model=reactor", "-Wl,--strip-all", "hello.c", "../../sdk-wasm/c/weft.c"},
 	},
+	{
+		name: "deploy-pipeline-c", dir: "..", wasm: "../examples/deploy-pipeline/c/pipeline.wasm",
+		args: []string{"--target=wasm32-wasi", "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", "sdk-wasm/c",
+			"-mexec-model=reactor", "-Wl,--strip-all", "examples/deploy-pipeline/c/pipeline.c", "sdk-wasm/c/weft.c"},
+	},
+	{
+		name: "wfbench-c", dir: "..", wasm: "../cmd/weft/testdata/wfbench-c.wasm",
+		args: []string{"--target=wasm32-wasi", "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", "sdk-wasm/c",
+			"-mexec-model=reactor", "-Wl,--strip-all", "cmd/weft/testdata/wfbench-c/wfbench.c", "sdk-wasm/c/weft.c"},
+	},
 }
 
 // TestCBuildsAreUpToDate rebuilds each committed C guest with its

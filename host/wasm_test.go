@@ -20,6 +20,8 @@ var goBuilds = []struct {
 	{name: "hostile", wasm: hostilePath, pkg: "./host/testdata/hostile"},
 	{name: "wfkit", wasm: wfkitPath, pkg: "./host/testdata/wfkit"},
 	{name: "hello-go", wasm: "../examples/hello-go/hello.wasm", pkg: "./examples/hello-go"},
+	{name: "deploy-pipeline-go", wasm: "../examples/deploy-pipeline/go/pipeline.wasm", pkg: "./examples/deploy-pipeline/go"},
+	{name: "wfbench", wasm: "../cmd/weft/testdata/wfbench.wasm", pkg: "./cmd/weft/testdata/wfbench"},
 }
 
 // TestGoBuildsAreUpToDate rebuilds every committed Go guest with the

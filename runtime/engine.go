@@ -34,6 +34,8 @@ type Engine struct {
 	stopped chan struct{} // closed when every goroutine of Open returned
 
 	sched   *scheduler
+	wf      wakeState    // when waiting workflows may be due
+	jcache  journalCache // journals of recently waiting workflows
 	running runningCalls
 	modules moduleCache
 	loads   loadCache

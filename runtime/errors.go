@@ -76,6 +76,9 @@ const (
 	// CodeNondeterminism: a workflow asked for something other than what its
 	// journal recorded at the same step.
 	CodeNondeterminism Code = "nondeterminism"
+	// CodeReplayDivergence: a deploy with the replay check found running
+	// workflows whose journals the new module version would not replay.
+	CodeReplayDivergence Code = "replay_divergence"
 
 	// CodeTimeout: an attempt or the whole task ran out of time.
 	CodeTimeout Code = "timeout"

@@ -33,6 +33,10 @@ type Executor interface {
 	Call(ctx context.Context, call *Call) (*CallResult, error)
 }
 
+// MaxMemoryLimit is the largest memory limit a task may ask for: 4 GiB,
+// all that a 32-bit WebAssembly memory can address.
+const MaxMemoryLimit = 4 << 30
+
 // ModuleInfo is what Executor.Compile found in a module.
 type ModuleInfo struct {
 	// Functions are the functions the module exports.
@@ -70,6 +74,9 @@ type Call struct {
 	// Timeout is the time left for this call; zero means no limit. ctx
 	// carries the same deadline.
 	Timeout time.Duration
+	// MemoryLimit bounds the guest's linear memory, in bytes; zero means
+	// the executor's default.
+	MemoryLimit int64
 	// Log forwards a guest log line at level ("trace", "debug", "info",
 	// "warn" or "error") to the task's logger.
 	Log func(level, msg string)
@@ -77,6 +84,9 @@ type Call struct {
 	// returns. It fails with CodeConflict when the task is no longer
 	// running.
 	SaveCheckpoint func(ctx context.Context, frame []byte) error
+	// Workflow answers the workflow imports of a workflow call, from the
+	// task's journal (docs/workflows.md); nil for an activity.
+	Workflow WorkflowHost
 }
 
 // CallResult is the outcome of a call that ran to its end.
@@ -86,6 +96,9 @@ type CallResult struct {
 	Output []byte
 	// Error is the application error the function returned, or nil.
 	Error *PluginError
+	// Suspended reports a workflow that awaits futures not resolved yet: it
+	// returned neither Output nor Error and runs again when one resolves.
+	Suspended bool
 }
 
 // PluginError is a typed application error a plugin returned (house style

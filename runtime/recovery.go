@@ -10,7 +10,8 @@ import (
 // recoverTasks runs at Open, before any work starts. It applies the start-up
 // recovery of persistence §11.3 through the store (one transaction per new
 // state and its event), returns the running tasks kept running by policy
-// resume, to be continued from their last checkpoint, and arms the
+// resume, to be continued from their last checkpoint (workflows continue
+// from their journal through the store's claim instead), and arms the
 // scheduler for the queued tasks that fall due later (retries that were
 // waiting when the server stopped).
 func (e *Engine) recoverTasks(ctx context.Context) ([]*store.Task, error) {
@@ -23,15 +24,26 @@ func (e *Engine) recoverTasks(ctx context.Context) ([]*store.Task, error) {
 			"resumed", len(rec.Resumed), "cancelled", len(rec.Cancelled), "queued", rec.Queued)
 	}
 	resumed := make([]*store.Task, 0, len(rec.Resumed))
+	var workflows []string
 	for _, id := range rec.Resumed {
 		t, err := e.store.TaskGet(ctx, id)
 		if err != nil {
 			return nil, fmt.Errorf("recover: resume %s: %w", id, err)
 		}
-		if t.Status == store.StatusRunning {
+		switch {
+		case t.Status != store.StatusRunning:
+		case t.Kind == store.KindWorkflow:
+			// A workflow continues from its journal: a waiting one keeps
+			// waiting, one that was in a run is claimed and runs again.
+			workflows = append(workflows, id)
+		default:
 			resumed = append(resumed, t)
 		}
 	}
+	if err := e.store.WorkflowResume(ctx, workflows); err != nil {
+		return nil, fmt.Errorf("recover: %w", err)
+	}
+	e.wf.markDue() // timers that fell due while the server was down fire now
 	now := e.now()
 	cursor := ""
 	for {

@@ -9,8 +9,10 @@ import (
 	"github.com/weft-run/weft/store"
 )
 
-// scheduler hands queued tasks to idle workers. It claims tasks through the
-// store (TaskClaim, fair across owners) only when workers are free, and it
+// scheduler hands queued tasks, and waiting workflows that fell due, to
+// idle workers. It claims tasks through the store (Engine.claim: waiting
+// workflows first, then TaskClaim, fair across owners) only when workers
+// are free, and it
 // never polls a busy queue: task creation and signals wake it through a
 // channel, and retries and timers register the time they fall due, which
 // arms a single timer. PollInterval is only a safety net.
@@ -115,9 +117,7 @@ func (s *scheduler) run(ctx context.Context) {
 				break take
 			}
 		}
-		start := time.Now()
-		tasks, err := s.e.store.TaskClaim(ctx, &store.TaskClaimParams{Limit: n, Now: s.e.now()})
-		s.e.metrics.observeWrite("task_claim", time.Since(start))
+		items, err := s.e.claim(ctx, n)
 		if err != nil {
 			for range n {
 				s.free <- struct{}{}
@@ -131,13 +131,13 @@ func (s *scheduler) run(ctx context.Context) {
 			}
 			continue
 		}
-		for _, t := range tasks {
-			s.work <- workItem{task: t}
+		for _, it := range items {
+			s.work <- it
 		}
-		for range n - len(tasks) {
+		for range n - len(items) {
 			s.free <- struct{}{}
 		}
-		if len(tasks) == n {
+		if len(items) == n {
 			continue // the queue may hold more
 		}
 		if !s.sleep(ctx, timer, s.e.cfg.PollInterval) {

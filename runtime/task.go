@@ -29,6 +29,10 @@ type TaskCreateParams struct {
 	// TimeoutMS bounds each attempt, in milliseconds. Defaults to 0 (no
 	// limit).
 	TimeoutMS int64
+	// MemoryLimitBytes bounds the linear memory of each plugin call of the
+	// task, at most MaxMemoryLimit. Defaults to 0 (the executor's default,
+	// 64 MiB for the wazero host).
+	MemoryLimitBytes int64
 	// Retry is the retry policy, including the total timeout across
 	// attempts. Defaults to nil (one attempt).
 	Retry *store.RetryPolicy
@@ -118,6 +122,9 @@ func (e *Engine) taskInsertParams(ctx context.Context, p *TaskCreateParams) (*st
 	if p.TimeoutMS < 0 {
 		return nil, paramErrorf("timeout_ms", "timeout_ms must not be negative")
 	}
+	if p.MemoryLimitBytes < 0 || p.MemoryLimitBytes > MaxMemoryLimit {
+		return nil, paramErrorf("memory_limit_bytes", "memory_limit_bytes must be between 0 and %d", int64(MaxMemoryLimit))
+	}
 	var retry store.RetryPolicy
 	if p.Retry != nil {
 		if err := checkRetry(p.Retry); err != nil {
@@ -152,6 +159,7 @@ func (e *Engine) taskInsertParams(ctx context.Context, p *TaskCreateParams) (*st
 		Input:         input,
 		OnRestart:     p.OnRestart,
 		Timeout:       time.Duration(p.TimeoutMS) * time.Millisecond,
+		MemoryLimit:   p.MemoryLimitBytes,
 		Retry:         retry,
 		OwnerClientID: p.ClientID,
 	}, nil
@@ -292,8 +300,8 @@ func (e *Engine) TaskList(ctx context.Context, who *Principal, p *TaskListParams
 	switch {
 	case lp.Limit <= 0:
 		lp.Limit = 50
-	case lp.Limit > 1000:
-		lp.Limit = 1000
+	case lp.Limit > store.MaxListLimit:
+		lp.Limit = store.MaxListLimit
 	}
 	limit := lp.Limit
 	lp.Limit++ // one more tells whether there is a next page
@@ -325,17 +333,27 @@ func (e *Engine) TaskCancel(ctx context.Context, who *Principal, id string) (*st
 	if t.Status.IsTerminal() {
 		return t, nil
 	}
+	if t.ParentTaskID != "" {
+		return nil, Errorf(CodeConflict, "task %s is an activity of workflow %s; cancel the workflow instead", id, t.ParentTaskID)
+	}
 	start := time.Now()
 	t, changed, err := e.store.TaskCancel(ctx, id)
 	e.metrics.observeWrite("task_cancel", time.Since(start))
 	if err != nil {
 		return nil, internal("cancel task", err)
 	}
-	if t.Status == store.StatusCancelling {
-		e.running.cancel(id, errCancelRequested)
-	}
 	if changed && t.Status == store.StatusCancelled {
 		e.metrics.observeFinished(t)
+	}
+	if t.Status == store.StatusCancelling && !e.running.cancel(id, errCancelRequested) && t.Kind == store.KindWorkflow {
+		// A waiting workflow holds no call to stop: its cancel ends here.
+		e.cancelWaiting(ctx, id)
+		if cur, err := e.store.TaskGet(ctx, id); err == nil {
+			t = cur
+		}
+	}
+	if changed && t.Kind == store.KindWorkflow {
+		e.cancelChildren(ctx, id)
 	}
 	return t, nil
 }
@@ -393,6 +411,7 @@ func (e *Engine) TaskSignal(ctx context.Context, who *Principal, id, name string
 	case err != nil:
 		return internal("signal task", err)
 	}
+	e.wf.markDue()
 	e.sched.notify()
 	return nil
 }

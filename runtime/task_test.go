@@ -175,6 +175,40 @@ func TestTask(t *testing.T) {
 		require.Equal(t, other.ID, all[0].ID, "newest first")
 	})
 
+	t.Run("ListFullPages", func(t *testing.T) {
+		t.Parallel()
+		// Tasks that never start: the call blocks until the test ends.
+		block := make(chan struct{})
+		t.Cleanup(func() { close(block) })
+		e, b := setup(t, func(ctx context.Context, call *Call) (*CallResult, error) {
+			select {
+			case <-block:
+			case <-ctx.Done():
+			}
+			return nil, ctx.Err()
+		}, func(c *Config) { c.Workers = 1 })
+		n := store.MaxListLimit + 1
+		var wg sync.WaitGroup
+		for g := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := g; i < n; i += 8 {
+					mustCreate(t, e, TaskCreateParams{Function: "echo"})
+				}
+			}()
+		}
+		wg.Wait()
+		page, next, err := e.TaskList(t.Context(), b.admin, &TaskListParams{Limit: store.MaxListLimit})
+		require.NoError(t, err)
+		require.Len(t, page, store.MaxListLimit)
+		require.NotEmpty(t, next, "a full page of MaxListLimit still says another follows")
+		rest, next, err := e.TaskList(t.Context(), b.admin, &TaskListParams{Limit: store.MaxListLimit, Cursor: next})
+		require.NoError(t, err)
+		require.Len(t, rest, 1)
+		require.Empty(t, next)
+	})
+
 	t.Run("ListPages", func(t *testing.T) {
 		t.Parallel()
 		e, b := setup(t, echo, nil)

@@ -30,6 +30,11 @@ type worker struct {
 	e    *Engine
 	task *store.Task
 	call Call
+	logs taskLog
+	// next is work handed to this worker by the run that ended: the
+	// activity a workflow scheduled, or the workflow an activity woke. It
+	// runs right away, without a claim.
+	next *workItem
 }
 
 // worker is the loop of one worker goroutine.
@@ -43,6 +48,10 @@ func (e *Engine) worker() {
 		select {
 		case it := <-e.sched.work:
 			w.run(it)
+			for w.next != nil {
+				it, w.next = *w.next, nil
+				w.run(it)
+			}
 			e.sched.free <- struct{}{}
 		case <-e.runCtx.Done():
 			return
@@ -92,7 +101,13 @@ func (w *worker) run(it workItem) {
 		callCtx, stop = context.WithTimeoutCause(callCtx, timeout, cause)
 		defer stop()
 	}
+	if t.Kind == store.KindWorkflow {
+		w.runWorkflow(ctx, callCtx, t, deadline, timeout)
+		return
+	}
+	w.logs.reset()
 	res, err := w.invoke(callCtx, t, timeout)
+	w.logs.flush(ctx, e.store, t.ID, true)
 	w.settle(ctx, callCtx, t, deadline, res, err)
 }
 
@@ -162,6 +177,7 @@ func (w *worker) invoke(ctx context.Context, t *store.Task, timeout time.Duratio
 	// policy of recovery clear it, resume keeps it (persistence §11.3).
 	w.call.Checkpoint = t.Checkpoint.Data
 	w.call.Timeout = timeout
+	w.call.MemoryLimit = t.MemoryLimit
 	start := time.Now()
 	res, err := w.e.exec.Call(ctx, &w.call)
 	w.e.metrics.observeCall(t.Module, time.Since(start), err == nil && res != nil && res.Error == nil)
@@ -304,8 +320,13 @@ func (w *worker) cancelled(ctx context.Context, id string) {
 	w.e.metrics.observeFinished(t)
 }
 
-// transition runs a store transition and measures it.
+// transition runs a store transition and measures it. The end of an
+// activity that a workflow scheduled reaches the workflow's journal in the
+// same transaction (childEnd).
 func (w *worker) transition(ctx context.Context, p *store.TaskTransitionParams) (*store.Task, error) {
+	if w.e.childOutcome(w.task, p) {
+		return w.childEnd(ctx, p)
+	}
 	start := time.Now()
 	t, err := w.e.store.TaskTransition(ctx, p)
 	w.e.metrics.observeWrite("task_transition", time.Since(start))
@@ -325,6 +346,9 @@ func (w *worker) logLine(level, msg string) {
 		lvl = hclog.Info
 	}
 	w.e.pluginLogger(w.task.Module).Log(lvl, msg, "task_id", w.task.ID)
+	if w.logs.add(lvl.String(), msg, w.e.now()) {
+		w.logs.flush(context.Background(), w.e.store, w.task.ID, false)
+	}
 }
 
 // saveCheckpoint implements Call.SaveCheckpoint.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds every C guest of weft with clang and wasi-libc (`make wasm-c`):
-# the C SDK (sdk-wasm/c) compiled into plugins/testkit-c and examples/hello-c.
+# the C SDK (sdk-wasm/c) compiled into plugins/testkit-c, examples/hello-c,
+# examples/deploy-pipeline/c and the benchmark guest cmd/weft/testdata/wfbench-c.
 # The .wasm files are committed, so `make test` needs only Go.
 #
 # Needs clang, lld, wasi-libc and libclang-rt-14-dev-wasm32 (Debian);
@@ -27,3 +28,5 @@ build() {
 
 build plugins/testkit-c/testkit-c.wasm plugins/testkit-c/testkit.c
 build examples/hello-c/hello.wasm examples/hello-c/hello.c
+build examples/deploy-pipeline/c/pipeline.wasm examples/deploy-pipeline/c/pipeline.c
+build cmd/weft/testdata/wfbench-c.wasm cmd/weft/testdata/wfbench-c/wfbench.c

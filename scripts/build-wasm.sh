@@ -17,3 +17,5 @@ build plugins/testkit/testkit.wasm ./plugins/testkit
 build host/testdata/hostile.wasm ./host/testdata/hostile
 build host/testdata/wfkit.wasm ./host/testdata/wfkit
 build examples/hello-go/hello.wasm ./examples/hello-go
+build examples/deploy-pipeline/go/pipeline.wasm ./examples/deploy-pipeline/go
+build cmd/weft/testdata/wfbench.wasm ./cmd/weft/testdata/wfbench

@@ -101,8 +101,8 @@ type EventAppendParams struct {
 	TaskID string
 	// Events are appended in order. Required.
 	Events []EventDraft
-	// Wake makes a queued task claimable now (a signal for a waiting
-	// workflow). Defaults to false.
+	// Wake makes a queued task claimable now, or a waiting workflow
+	// claimable through WorkflowClaim (a signal). Defaults to false.
 	Wake bool
 }
 

@@ -147,11 +147,39 @@ type Store interface {
 	// work starts.
 	TaskRecover(ctx context.Context) (*TaskRecoverResult, error)
 
+	// WorkflowCommit commits one run of a running workflow in one
+	// transaction: its journal events, its new child activity tasks, and
+	// either a wait (the workflow stays running, holds no worker, and is
+	// claimable again through WorkflowClaim) or its end (a terminal status,
+	// as TaskTransition writes it). It returns the current task and
+	// ErrConflict when the task is not running or, for a wait, when its log
+	// grew past params.LastSeq; ErrNotFound for an unknown task; ErrExists
+	// for a taken child id; ErrInvalid for bad params.
+	WorkflowCommit(ctx context.Context, params *WorkflowCommitParams) (*WorkflowCommitResult, error)
+	// WorkflowClaim hands out up to params.Limit waiting workflows that fell
+	// due (their wake time is at or before params.Now, or an event woke
+	// them): each stops waiting and is returned running, for one worker to
+	// run. It also returns the earliest wake time still ahead.
+	WorkflowClaim(ctx context.Context, params *WorkflowClaimParams) (*WorkflowClaimResult, error)
+	// WorkflowChildEnd moves a child activity task of a workflow to a
+	// terminal status like TaskTransition, with params.ParentEvents appended
+	// to the workflow's log in the same transaction; when the workflow
+	// waits, it stops waiting and is handed to the caller, claimed, instead
+	// of being woken for the scheduler. Errors as TaskTransition.
+	WorkflowChildEnd(ctx context.Context, params *TaskTransitionParams) (*WorkflowChildEndResult, error)
+	// WorkflowResume makes each running workflow of ids that is not waiting
+	// claimable now by WorkflowClaim, and leaves a waiting one waiting: at
+	// start-up, a workflow that was in the middle of a run (policy resume)
+	// runs again from its journal. Ids of other tasks are ignored.
+	WorkflowResume(ctx context.Context, ids []string) error
+
 	// EventAppend appends events to a task's log with the next sequence
 	// numbers, in one transaction. Status event types are reserved for the
-	// methods that change a status. It returns ErrNotFound for an unknown
-	// task, ErrTaskFinished for a finished one and ErrInvalid for a reserved
-	// type or a payload that is not JSON.
+	// methods that change a status. With params.Wake it also makes a queued
+	// task claimable now, or a waiting workflow claimable through
+	// WorkflowClaim. It returns ErrNotFound for an unknown task,
+	// ErrTaskFinished for a finished one and ErrInvalid for a reserved type
+	// or a payload that is not JSON.
 	EventAppend(ctx context.Context, params *EventAppendParams) ([]*Event, error)
 	// EventList returns one page of a task's events in sequence order. It
 	// returns ErrNotFound for an unknown task.

@@ -26,6 +26,9 @@ type Task struct {
 	OnRestart OnRestart
 	// Timeout bounds one attempt; zero means none.
 	Timeout time.Duration
+	// MemoryLimit bounds the linear memory of the task's plugin calls, in
+	// bytes; zero means the host's default.
+	MemoryLimit int64
 	// Retry is the retry policy of an activity.
 	Retry RetryPolicy
 	// Attempt counts the attempts started: it goes up by one each time the
@@ -116,6 +119,9 @@ type TaskInsertParams struct {
 	OnRestart OnRestart
 	// Timeout bounds one attempt. Defaults to 0 (none).
 	Timeout time.Duration
+	// MemoryLimit bounds the memory of the task's plugin calls, in bytes.
+	// Defaults to 0 (the host's default).
+	MemoryLimit int64
 	// Retry is the retry policy. Defaults to no retries.
 	Retry RetryPolicy
 	// OwnerClientID is the creating client. Defaults to "" (no owner).
@@ -150,9 +156,15 @@ type TaskListParams struct {
 	Cursor string
 	// Newest orders the list newest first. Defaults to false (oldest first).
 	Newest bool
-	// Limit caps the page. Defaults to 100; at most 1000.
+	// Limit caps the page. Defaults to 100; at most MaxListLimit+1, so that a
+	// caller serving pages of MaxListLimit can ask for one task more to learn
+	// whether another page follows.
 	Limit int
 }
+
+// MaxListLimit is the largest page of tasks an API should serve; TaskList
+// returns up to one task more (see TaskListParams.Limit).
+const MaxListLimit = 1000
 
 // TaskTransitionParams are the params of Store.TaskTransition.
 type TaskTransitionParams struct {
@@ -185,7 +197,8 @@ type TaskTransitionParams struct {
 	// transaction, such as activity.completed; skipped when the parent has
 	// finished. Defaults to none.
 	ParentEvents []EventDraft
-	// WakeParent makes a queued parent claimable now. Defaults to false.
+	// WakeParent makes a queued parent claimable now, or a waiting parent
+	// workflow claimable through WorkflowClaim. Defaults to false.
 	WakeParent bool
 }
 

@@ -24,7 +24,7 @@ func newBenchCmd() *cobra.Command {
 		Use:   "bench",
 		Short: "run the specifications' reproducible benchmarks",
 	}
-	bench.AddCommand(newBenchAvroValueCmd())
+	bench.AddCommand(newBenchAvroValueCmd(), newBenchLoadCmd())
 	return bench
 }
 

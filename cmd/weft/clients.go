@@ -52,7 +52,7 @@ func newClientsCmd() *cobra.Command {
 			}
 			req := map[string]any{"scopes": scopes}
 			if d > 0 {
-				req["expires_in_seconds"] = int64(d.Seconds())
+				req["ttl_seconds"] = int64(d.Seconds())
 			}
 			body, err := jsonBody(req)
 			if err != nil {

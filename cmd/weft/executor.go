@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/weft-run/weft/host"
 	"github.com/weft-run/weft/runtime"
@@ -41,12 +42,16 @@ func (x executor) Call(ctx context.Context, c *runtime.Call) (*runtime.CallResul
 		Function:       c.Function,
 		Input:          c.Input,
 		Timeout:        c.Timeout,
+		MemoryLimit:    c.MemoryLimit,
 		LastCheckpoint: c.Checkpoint,
 		Checkpoint:     c.SaveCheckpoint,
 	}
 	if c.Log != nil {
 		log := c.Log
 		req.Log = func(e host.LogEntry) { log(e.Level.String(), e.Message) }
+	}
+	if c.Workflow != nil {
+		req.Workflow = &workflowHost{wh: c.Workflow}
 	}
 	res, err := x.host.Call(ctx, req)
 	if err != nil {
@@ -60,6 +65,8 @@ func (x executor) Call(ctx context.Context, c *runtime.Call) (*runtime.CallResul
 		return &runtime.CallResult{Error: &runtime.PluginError{
 			Type: e.Type, Message: e.Message, NonRetryable: e.NonRetryable, Details: e.Details,
 		}}, nil
+	case abi.StatusSuspended:
+		return &runtime.CallResult{Suspended: true}, nil
 	default:
 		return nil, runtime.Errorf(runtime.CodeInternal, "plugin call ended with status %v", res.Status)
 	}
@@ -79,3 +86,64 @@ func hostError(err error) error {
 	}
 	return &runtime.Error{Code: runtime.Code(he.Code), Message: he.Message}
 }
+
+// workflowHost adapts the engine's WorkflowHost to the host's: the same
+// calls, with the host's types.
+type workflowHost struct {
+	wh    runtime.WorkflowHost
+	ids   []int64                 // reused by Await
+	cmd   runtime.ActivityCommand // reused by ScheduleActivity
+	retry runtime.ActivityRetry   // reused by ScheduleActivity
+}
+
+var _ host.WorkflowHost = (*workflowHost)(nil)
+
+// ScheduleActivity implements host.WorkflowHost.
+func (h *workflowHost) ScheduleActivity(ctx context.Context, c host.ActivityCall) (host.FutureID, error) {
+	h.cmd = runtime.ActivityCommand{Module: c.Module, Function: c.Function, Input: c.Input, Timeout: c.Options.Timeout}
+	if r := c.Options.Retry; r != nil {
+		h.retry = runtime.ActivityRetry{
+			MaxAttempts:            r.MaxAttempts,
+			InitialInterval:        r.InitialInterval,
+			BackoffCoefficient:     r.BackoffCoefficient,
+			MaxInterval:            r.MaxInterval,
+			NonRetryableErrorTypes: r.NonRetryableErrorTypes,
+		}
+		h.cmd.Retry = &h.retry
+	}
+	id, err := h.wh.ScheduleActivity(ctx, &h.cmd)
+	return host.FutureID(id), err
+}
+
+// StartTimer implements host.WorkflowHost.
+func (h *workflowHost) StartTimer(ctx context.Context, d time.Duration) (host.FutureID, error) {
+	id, err := h.wh.StartTimer(ctx, d)
+	return host.FutureID(id), err
+}
+
+// WaitSignal implements host.WorkflowHost.
+func (h *workflowHost) WaitSignal(ctx context.Context, name string, timeout time.Duration) (host.FutureID, error) {
+	id, err := h.wh.WaitSignal(ctx, name, timeout)
+	return host.FutureID(id), err
+}
+
+// Await implements host.WorkflowHost.
+func (h *workflowHost) Await(ctx context.Context, ids []host.FutureID, all bool) (int, bool, error) {
+	h.ids = h.ids[:0]
+	for _, id := range ids {
+		h.ids = append(h.ids, int64(id))
+	}
+	return h.wh.Await(ctx, h.ids, all)
+}
+
+// Result implements host.WorkflowHost.
+func (h *workflowHost) Result(ctx context.Context, id host.FutureID) (host.FutureResult, error) {
+	r, err := h.wh.Result(ctx, int64(id))
+	return host.FutureResult{Outcome: abi.Outcome(r.Outcome), Frame: r.Frame}, err
+}
+
+// Now implements host.WorkflowHost.
+func (h *workflowHost) Now() time.Time { return h.wh.Now() }
+
+// Random implements host.WorkflowHost.
+func (h *workflowHost) Random(p []byte) { h.wh.Random(p) }

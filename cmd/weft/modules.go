@@ -29,6 +29,7 @@ type moduleDoc struct {
 func newDeployCmd() *cobra.Command {
 	var o clientOptions
 	var name, idemKey string
+	var checkReplay bool
 	cmd := &cobra.Command{
 		Use:   "deploy FILE.wasm",
 		Short: "deploy a WebAssembly module (its name defaults to the file name)",
@@ -50,7 +51,11 @@ func newDeployCmd() *cobra.Command {
 				h.Set("Idempotency-Key", idemKey)
 			}
 			var raw json.RawMessage
-			req := request{method: http.MethodPut, path: "/v1/modules/" + url.PathEscape(name), body: bytes.NewReader(wasm), contentType: "application/wasm", header: h}
+			path := "/v1/modules/" + url.PathEscape(name)
+			if checkReplay {
+				path += "?check_replay=true"
+			}
+			req := request{method: http.MethodPut, path: path, body: bytes.NewReader(wasm), contentType: "application/wasm", header: h}
 			if err := c.do(cmd.Context(), req, &raw); err != nil {
 				return err
 			}
@@ -72,6 +77,7 @@ func newDeployCmd() *cobra.Command {
 	addClientFlags(cmd, &o)
 	cmd.Flags().StringVar(&name, "name", "", "module name (default: the file name without .wasm)")
 	cmd.Flags().StringVar(&idemKey, "idempotency-key", "", "Idempotency-Key header for a safe retry")
+	cmd.Flags().BoolVar(&checkReplay, "check-replay", false, "refuse the deploy if the new version would not replay the journals of the module's running workflows")
 	return cmd
 }
 

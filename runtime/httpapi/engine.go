@@ -18,6 +18,7 @@ type Engine interface {
 	Ready() bool
 
 	ModuleDeploy(ctx context.Context, name string, wasm []byte) (*store.Module, error)
+	ModuleDeployCheckReplay(ctx context.Context, name string, wasm []byte) (*store.Module, error)
 	ModuleGet(ctx context.Context, name string) (*store.Module, error)
 	ModuleList(ctx context.Context) ([]*store.Module, error)
 	ModuleDelete(ctx context.Context, name string) error

@@ -32,6 +32,7 @@ var statusByCode = map[runtime.Code]int{
 	runtime.CodeConflict:               http.StatusConflict,
 	runtime.CodeTaskNotFinished:        http.StatusConflict,
 	runtime.CodeSignalTargetFinished:   http.StatusConflict,
+	runtime.CodeReplayDivergence:       http.StatusConflict,
 	runtime.CodeIdempotencyKeyInFlight: http.StatusConflict,
 	runtime.CodeIdempotencyKeyReused:   http.StatusUnprocessableEntity,
 	runtime.CodeModuleInvalid:          http.StatusUnprocessableEntity,

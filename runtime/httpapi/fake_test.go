@@ -17,6 +17,7 @@ import (
 type fakeEngine struct {
 	ReadyFunc               func() bool
 	ModuleDeployFunc        func(ctx context.Context, name string, wasm []byte) (*store.Module, error)
+	ModuleDeployCheckFunc   func(ctx context.Context, name string, wasm []byte) (*store.Module, error)
 	ModuleGetFunc           func(ctx context.Context, name string) (*store.Module, error)
 	ModuleListFunc          func(ctx context.Context) ([]*store.Module, error)
 	ModuleDeleteFunc        func(ctx context.Context, name string) error
@@ -56,6 +57,13 @@ func (f *fakeEngine) ModuleDeploy(ctx context.Context, name string, wasm []byte)
 		return nil, errFakeUnset
 	}
 	return f.ModuleDeployFunc(ctx, name, wasm)
+}
+
+func (f *fakeEngine) ModuleDeployCheckReplay(ctx context.Context, name string, wasm []byte) (*store.Module, error) {
+	if f.ModuleDeployCheckFunc == nil {
+		return nil, errFakeUnset
+	}
+	return f.ModuleDeployCheckFunc(ctx, name, wasm)
 }
 
 func (f *fakeEngine) ModuleGet(ctx context.Context, name string) (*store.Module, error) {

@@ -2,10 +2,12 @@ package httpapi
 
 import (
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/weft-run/weft/runtime"
 	"github.com/weft-run/weft/store"
 )
 
@@ -43,15 +45,31 @@ func moduleDocOf(m *store.Module) *moduleDoc {
 }
 
 // handleModulePut deploys a module: PUT /v1/modules/{name} with the wasm
-// bytes as the body (any Content-Type) answers 201 with the module.
+// bytes as the body (any Content-Type) answers 201 with the module. With
+// ?check_replay=true it first replays the journals of the module's running
+// workflows against the new version and answers 409 replay_divergence,
+// deploying nothing, when any would diverge.
 func (s *Server) handleModulePut(w http.ResponseWriter, r *http.Request) {
+	check := false
+	if v := r.URL.Query().Get("check_replay"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			s.writeError(w, r, &runtime.Error{Code: runtime.CodeInvalid, Param: "check_replay", Message: "check_replay must be true or false"})
+			return
+		}
+		check = b
+	}
 	wasm, err := readBody(r)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	name := chi.URLParam(r, "name")
-	m, err := s.engine.ModuleDeploy(r.Context(), name, wasm)
+	deploy := s.engine.ModuleDeploy
+	if check {
+		deploy = s.engine.ModuleDeployCheckReplay
+	}
+	m, err := deploy(r.Context(), name, wasm)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -28,6 +28,8 @@ type taskRequest struct {
 	OnRestart string          `json:"on_restart"`
 	TimeoutMS int64           `json:"timeout_ms"`
 	Retry     *retryDoc       `json:"retry"`
+	// MemoryLimitBytes bounds each plugin call's memory; 0 is the default.
+	MemoryLimitBytes int64 `json:"memory_limit_bytes"`
 }
 
 // retryDoc is a retry policy in JSON (activity retries: exponential backoff
@@ -74,6 +76,7 @@ func (s *Server) decodeTaskRequest(r *http.Request) (*runtime.TaskCreateParams, 
 		return nil, err
 	}
 	p.TimeoutMS = q.TimeoutMS
+	p.MemoryLimitBytes = q.MemoryLimitBytes
 	if q.Retry != nil {
 		rp, err := q.Retry.policy()
 		if err != nil {
@@ -142,6 +145,7 @@ type taskDoc struct {
 	Status             string          `json:"status"`
 	OnRestart          string          `json:"on_restart"`
 	TimeoutMS          int64           `json:"timeout_ms"`
+	MemoryLimitBytes   int64           `json:"memory_limit_bytes"`
 	Retry              *retryDoc       `json:"retry"`
 	Attempt            int             `json:"attempt"`
 	InputEnvelope      *codec.Envelope `json:"input_envelope"`
@@ -170,6 +174,7 @@ func (s *Server) taskDoc(t *store.Task) *taskDoc {
 		Status:             string(t.Status),
 		OnRestart:          string(t.OnRestart),
 		TimeoutMS:          t.Timeout.Milliseconds(),
+		MemoryLimitBytes:   t.MemoryLimit,
 		Retry:              retryDocOf(t.Retry),
 		Attempt:            t.Attempt,
 		InputEnvelope:      envelopeOf(t.Input),

@@ -43,7 +43,7 @@ type RetryPolicy struct {
 // WithActivityOptions returns a copy of ctx whose activities use opts.
 func WithActivityOptions(ctx Context, opts ActivityOptions) Context {
 	s := *ctx.state()
-	s.opts = opts
+	s.opts, s.optsFrame = opts, nil
 	return &s
 }
 
@@ -60,12 +60,15 @@ func ExecuteActivity(ctx Context, activity string, input any) Future {
 	if err != nil {
 		return &future{err: err}
 	}
-	opts := ctx.state().opts
-	of, err := codec.EncodeFrame(optionsValue(opts))
-	if err != nil {
-		return &future{err: err}
+	s := ctx.state()
+	if s.optsFrame == nil {
+		of, err := codec.EncodeFrame(optionsValue(s.opts))
+		if err != nil {
+			return &future{err: err}
+		}
+		s.optsFrame = of
 	}
-	return &future{id: hostcall.ScheduleActivity(opts.Module, activity, in, of)}
+	return &future{id: hostcall.ScheduleActivity(s.opts.Module, activity, in, s.optsFrame)}
 }
 
 // optionsValue is the options Value of schedule_activity (docs/abi.md,

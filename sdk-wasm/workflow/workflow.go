@@ -24,6 +24,10 @@ type Context interface {
 type state struct {
 	info Info
 	opts ActivityOptions
+	// optsFrame is the encoded options of opts, made at the first
+	// ExecuteActivity: a workflow replays every activity it scheduled on
+	// each run, so encoding them once per context saves work on each step.
+	optsFrame []byte
 }
 
 func (s *state) state() *state { return s }

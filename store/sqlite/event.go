@@ -52,7 +52,7 @@ func (db *DB) EventAppend(ctx context.Context, p *store.EventAppendParams) ([]*s
 
 // appendEvents appends ds to the log of the unfinished task taskID, taking
 // the sequence numbers with one update; wake makes a queued task claimable
-// now.
+// now, or a waiting workflow due now.
 func (t *tx) appendEvents(taskID string, ds []store.EventDraft, n time.Time, wake bool) ([]*store.Event, error) {
 	var out []*store.Event
 	err := t.withTask(taskID, func(task *store.Task) error {
@@ -70,6 +70,11 @@ func (t *tx) appendEvents(taskID string, ds []store.EventDraft, n time.Time, wak
 			return err
 		}
 		t.cachePut(task)
+		if wake && task.Status == store.StatusRunning && task.Kind == store.KindWorkflow {
+			if err := t.wakeWorkflow(taskID, n); err != nil {
+				return err
+			}
+		}
 		out = make([]*store.Event, len(ds))
 		for i, d := range ds {
 			payload := d.Payload

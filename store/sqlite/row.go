@@ -58,7 +58,8 @@ func toPayload(codec sql.NullString, data []byte) store.Payload {
 const taskColumns = `id, module, module_digest, function, kind, input_codec, input, status, on_restart,
 	timeout_ms, retry, attempt, checkpoint_codec, checkpoint, output_codec, output,
 	error_code, error_message, error_type, error_non_retryable, error_details_codec, error_details,
-	owner_client_id, parent_task_id, not_before, created_at, updated_at, started_at, finished_at, last_seq`
+	owner_client_id, parent_task_id, not_before, created_at, updated_at, started_at, finished_at, last_seq,
+	memory_limit`
 
 // prefixed qualifies every column of a comma-separated list.
 func prefixed(prefix, columns string) string {
@@ -86,7 +87,8 @@ func scanTask(s scanner) (*store.Task, error) {
 	err := s.Scan(&t.ID, &t.Module, &t.ModuleDigest, &t.Function, &kind, &inCodec, &in, &status, &onRestart,
 		&timeoutMS, &retry, &t.Attempt, &cpCodec, &cp, &outCodec, &out,
 		&errCode, &errMsg, &errType, &errNonRetryable, &errDtCodec, &errDt,
-		&t.OwnerClientID, &parent, &notBefore, &created, &updated, &started, &finished, &t.LastSeq)
+		&t.OwnerClientID, &parent, &notBefore, &created, &updated, &started, &finished, &t.LastSeq,
+		&t.MemoryLimit)
 	if err != nil {
 		return nil, err
 	}

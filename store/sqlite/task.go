@@ -73,6 +73,7 @@ func (db *DB) TaskInsert(ctx context.Context, p *store.TaskInsertParams) (*store
 			Status:        store.StatusQueued,
 			OnRestart:     orDefault(p.OnRestart, store.OnRestartFail),
 			Timeout:       p.Timeout.Truncate(time.Millisecond),
+			MemoryLimit:   max(p.MemoryLimit, 0),
 			Retry:         p.Retry,
 			OwnerClientID: p.OwnerClientID,
 			ParentTaskID:  p.ParentTaskID,
@@ -94,11 +95,12 @@ func (db *DB) TaskInsert(ctx context.Context, p *store.TaskInsertParams) (*store
 			parent = task.ParentTaskID
 		}
 		_, err := t.exec(`INSERT INTO tasks (id, module, module_digest, function, kind, input_codec, input, status,
-			on_restart, timeout_ms, retry, attempt, owner_client_id, parent_task_id, not_before, created_at, updated_at, last_seq)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, 0)`,
+			on_restart, timeout_ms, retry, attempt, owner_client_id, parent_task_id, not_before, created_at, updated_at, last_seq,
+			memory_limit)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, 0, ?)`,
 			task.ID, task.Module, task.ModuleDigest, task.Function, string(task.Kind), inCodec, in, string(task.Status),
 			string(task.OnRestart), task.Timeout.Milliseconds(), retry, task.OwnerClientID, parent,
-			ms(task.NotBefore), ms(n), ms(n))
+			ms(task.NotBefore), ms(n), ms(n), task.MemoryLimit)
 		if err != nil {
 			if isConstraint(err) {
 				return fmt.Errorf("%w: task %s", store.ErrExists, task.ID)
@@ -193,7 +195,7 @@ func (db *DB) TaskList(ctx context.Context, p *store.TaskListParams) ([]*store.T
 	if limit <= 0 {
 		limit = 100
 	}
-	limit = min(limit, 1000)
+	limit = min(limit, store.MaxListLimit+1)
 	q := "SELECT " + taskColumns + " FROM tasks"
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")

@@ -45,6 +45,8 @@ func Run(t *testing.T, newStore func(testing.TB) store.Store) {
 		{"Module", testModule},
 		{"Service", testService},
 		{"Workflow", testWorkflow},
+		{"WorkflowWait", testWorkflowWait},
+		{"WorkflowHandOff", testWorkflowHandOff},
 		{"PayloadScan", testPayloadScan},
 	}
 	for _, s := range suites {

@@ -22,7 +22,7 @@ func testTask(t *testing.T, newStore func(testing.TB) store.Store) {
 		task := MustInsertTask(t, s, &store.TaskInsertParams{
 			Module: "pipeline", ModuleDigest: Digest, Function: "build", Kind: store.KindWorkflow,
 			Input: in, OnRestart: store.OnRestartResume, Timeout: 1500 * time.Millisecond,
-			Retry: retry, OwnerClientID: "cli_a",
+			MemoryLimit: 32 << 20, Retry: retry, OwnerClientID: "cli_a",
 		})
 		require.NoError(t, store.CheckID(store.TaskIDPrefix, task.ID))
 		require.Equal(t, store.StatusQueued, task.Status)
@@ -39,6 +39,7 @@ func testTask(t *testing.T, newStore func(testing.TB) store.Store) {
 		require.Equal(t, in, got.Input)
 		require.Equal(t, store.OnRestartResume, got.OnRestart)
 		require.Equal(t, 1500*time.Millisecond, got.Timeout)
+		require.Equal(t, int64(32<<20), got.MemoryLimit)
 		require.Equal(t, retry, got.Retry)
 		require.Equal(t, "cli_a", got.OwnerClientID)
 

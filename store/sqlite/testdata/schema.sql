@@ -100,9 +100,15 @@ CREATE TABLE tasks (
 	updated_at          INTEGER NOT NULL,
 	started_at          INTEGER,
 	finished_at         INTEGER,          -- set exactly when status is terminal
-	last_seq            INTEGER NOT NULL,
+	last_seq            INTEGER NOT NULL, memory_limit INTEGER NOT NULL DEFAULT 0,
 	CHECK ((finished_at IS NULL) = (status IN ('queued', 'loading', 'running', 'cancelling')))
 ) STRICT;
+
+CREATE TABLE workflow_waits (
+	task_id TEXT    PRIMARY KEY REFERENCES tasks (id) ON DELETE CASCADE,
+	attempt INTEGER NOT NULL, -- the task's attempt when it began to wait; a row of an older attempt is stale
+	wake_at INTEGER           -- Unix ms when it falls due; NULL until an event wakes it
+) STRICT, WITHOUT ROWID;
 
 CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
 
@@ -117,4 +123,6 @@ CREATE INDEX tasks_parent ON tasks (parent_task_id, id) WHERE parent_task_id IS 
 CREATE INDEX tasks_queue ON tasks (owner_client_id, not_before, id) WHERE status = 'queued';
 
 CREATE INDEX tasks_status ON tasks (status, id);
+
+CREATE INDEX workflow_waits_due ON workflow_waits (wake_at) WHERE wake_at IS NOT NULL;
 

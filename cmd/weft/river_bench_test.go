@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+	_ "modernc.org/sqlite" // the database/sql driver "sqlite" River's SQLite driver runs on
+)
+
+// The River side of the load comparison lives in a test file so that River
+// and its SQLite driver stay out of the weft binary: it is measured here, by
+// BenchmarkLoadVersusRiver, on the same work as `weft bench load`.
+
+// riverLoadConfig is one River load run: jobs no-op jobs inserted one by
+// one (Client.Insert, as weft's clients submit one task per request) from
+// clients goroutines into a SQLite file in WAL mode with synchronous=FULL.
+type riverLoadConfig struct {
+	Jobs    int
+	Clients int
+	// Workers is the default queue's MaxWorkers.
+	Workers int
+	// FetchCooldown is River's Config.FetchCooldown (0: River's default,
+	// 100 ms).
+	FetchCooldown time.Duration
+}
+
+// riverLoadResult is the outcome of a River load run.
+type riverLoadResult struct {
+	// Elapsed runs from the first insert to the last completion event
+	// (sent once the completion is committed).
+	Elapsed       time.Duration
+	JobsPerSecond float64
+	InsertLatency latencySummary
+}
+
+// riverNoopArgs are the arguments of River's no-op job.
+type riverNoopArgs struct{}
+
+func (riverNoopArgs) Kind() string { return "noop" }
+
+// riverNoopWorker works riverNoopArgs jobs by doing nothing.
+type riverNoopWorker struct {
+	river.WorkerDefaults[riverNoopArgs]
+}
+
+func (riverNoopWorker) Work(context.Context, *river.Job[riverNoopArgs]) error { return nil }
+
+// runRiverLoad migrates a fresh River database in dir, starts a client,
+// inserts cfg.Jobs jobs from cfg.Clients goroutines and waits for every
+// completion.
+func runRiverLoad(ctx context.Context, dir string, cfg riverLoadConfig) (*riverLoadResult, error) {
+	dsn := "file:" + filepath.Join(dir, "river.db") +
+		"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open river database: %w", err)
+	}
+	defer db.Close()
+	// River's SQLite driver documentation: one connection, or SQLITE_BUSY.
+	db.SetMaxOpenConns(1)
+	driver := riversqlite.New(db)
+
+	migrator, err := rivermigrate.New(driver, nil)
+	if err != nil {
+		return nil, fmt.Errorf("river migrator: %w", err)
+	}
+	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return nil, fmt.Errorf("river migrate: %w", err)
+	}
+	var syncMode string
+	if err := db.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&syncMode); err != nil || syncMode != "2" {
+		return nil, fmt.Errorf("river database: synchronous is %q, want 2 (FULL): %v", syncMode, err)
+	}
+
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &riverNoopWorker{})
+	client, err := river.NewClient(driver, &river.Config{
+		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Queues:        map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}},
+		Workers:       workers,
+		FetchCooldown: cfg.FetchCooldown,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("river client: %w", err)
+	}
+	completed, unsubscribe := client.SubscribeConfig(&river.SubscribeConfig{
+		ChanSize: cfg.Jobs + 1000,
+		Kinds:    []river.EventKind{river.EventKindJobCompleted, river.EventKindJobFailed},
+	})
+	defer unsubscribe()
+	if err := client.Start(ctx); err != nil {
+		return nil, fmt.Errorf("river start: %w", err)
+	}
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = client.Stop(stopCtx)
+	}()
+
+	lat := make([]time.Duration, cfg.Jobs)
+	var next atomic.Int64
+	var insertErr atomic.Pointer[error]
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range cfg.Clients {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= cfg.Jobs {
+					return
+				}
+				t0 := time.Now()
+				if _, err := client.Insert(ctx, riverNoopArgs{}, nil); err != nil {
+					insertErr.CompareAndSwap(nil, &err)
+					return
+				}
+				lat[i] = time.Since(t0)
+			}
+		})
+	}
+
+	var last time.Time
+	timeout := time.After(5 * time.Minute)
+	for done := 0; done < cfg.Jobs; {
+		select {
+		case ev := <-completed:
+			if ev.Kind != river.EventKindJobCompleted {
+				return nil, fmt.Errorf("river job %d: %s", ev.Job.ID, ev.Kind)
+			}
+			done++
+			last = time.Now()
+		case <-timeout:
+			return nil, fmt.Errorf("river: %d of %d jobs completed after 5 minutes", done, cfg.Jobs)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	wg.Wait()
+	if err := insertErr.Load(); err != nil {
+		return nil, fmt.Errorf("river insert: %w", *err)
+	}
+	if last.IsZero() {
+		return nil, errors.New("river: no job completed")
+	}
+	elapsed := last.Sub(start)
+	return &riverLoadResult{
+		Elapsed:       elapsed,
+		JobsPerSecond: float64(cfg.Jobs) / elapsed.Seconds(),
+		InsertLatency: summarize(lat),
+	}, nil
+}

@@ -1,0 +1,382 @@
+package runtime
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/store"
+)
+
+// NondeterminismError reports a workflow run that asked for something other
+// than what its journal recorded at the same step (docs/workflows.md,
+// "Determinism"). The task fails with CodeNondeterminism and this message.
+type NondeterminismError struct {
+	// TaskID is the workflow task.
+	TaskID string
+	// Step is the 1-based command number (the future id).
+	Step int64
+	// Recorded describes what the journal recorded at Step.
+	Recorded string
+	// Asked describes what the run asked for instead, or how it ended
+	// ("returned", "suspended") without asking for Recorded.
+	Asked string
+}
+
+// Error returns the message.
+func (e *NondeterminismError) Error() string {
+	return fmt.Sprintf("workflow %s is not deterministic at step %d: the journal recorded %s, but the workflow %s",
+		e.TaskID, e.Step, e.Recorded, e.Asked)
+}
+
+// replayMode says what a run does with commands beyond its journal.
+type replayMode int
+
+const (
+	// modeRecord records new commands, decides which timers and signal
+	// timeouts are due, and creates child tasks: a real run.
+	modeRecord replayMode = iota
+	// modeCheck records nothing: new commands stay pending. It checks that
+	// another module version replays the journal (deploy --check-replay).
+	modeCheck
+)
+
+// replay is the WorkflowHost of one run of a workflow: it answers each
+// command from the journal when the run made it before and records it
+// otherwise; futures are answered from the resolutions of the journal and
+// of this run. It is used by one goroutine.
+type replay struct {
+	e    *Engine
+	t    *store.Task
+	j    *journal
+	mode replayMode
+	now  time.Time // the run's wall-clock time, decided once
+
+	step  int64     // commands asked so far
+	lines int       // log lines the run logged so far
+	clock time.Time // the workflow's deterministic time
+	rnd   *rand.ChaCha8
+	err   error // the first error, which fails the run
+
+	// What the run records, committed with the workflow's next state.
+	drafts   []store.EventDraft
+	children []*store.TaskInsertParams
+	// fresh are the commands of this run beyond the journal.
+	fresh []*command
+}
+
+var _ WorkflowHost = (*replay)(nil)
+
+// newReplay prepares a run of workflow t over journal j at time now. In
+// modeRecord it first resolves the recorded timers and signal timeouts
+// that fell due by now, in time order.
+func newReplay(e *Engine, t *store.Task, j *journal, now time.Time, mode replayMode) *replay {
+	r := &replay{e: e, t: t, j: j, mode: mode, now: now.UTC().Truncate(time.Millisecond), clock: j.start}
+	if r.clock.IsZero() {
+		r.clock = r.now
+	}
+	r.rnd = rand.NewChaCha8(seedOf(t.ID, t.Attempt))
+	if mode == modeRecord {
+		r.fireDue()
+	}
+	return r
+}
+
+// fireDue records the recorded timers and signal timeouts due by r.now.
+func (r *replay) fireDue() {
+	var due []*command
+	for _, c := range r.j.commands {
+		if _, done := r.j.res[c.step]; done {
+			continue
+		}
+		if at, ok := c.dueAt(); ok && !at.After(r.now) {
+			due = append(due, c)
+		}
+	}
+	slices.SortFunc(due, func(a, b *command) int {
+		at, _ := a.dueAt()
+		bt, _ := b.dueAt()
+		if c := at.Compare(bt); c != 0 {
+			return c
+		}
+		return int(a.step - b.step)
+	})
+	for _, c := range due {
+		r.fire(c)
+	}
+}
+
+// dueAt is when a timer fires or a signal wait times out.
+func (c *command) dueAt() (time.Time, bool) {
+	switch c.kind {
+	case commandTimer:
+		return c.fireAt, true
+	case commandSignal:
+		return c.deadline, !c.deadline.IsZero()
+	}
+	return time.Time{}, false
+}
+
+// fire resolves the due timer or signal wait c and records it.
+func (r *replay) fire(c *command) {
+	if c.kind == commandTimer {
+		r.j.resolve(c.step, c.fireAt, OutcomeValue, nullFrame)
+		r.record(EventTimerFired, &journalEvent{Attempt: r.t.Attempt, FutureID: c.step})
+		return
+	}
+	r.j.dropWait(c)
+	r.j.resolve(c.step, c.deadline, OutcomeTimeout, nil)
+	r.record(EventSignalTimedOut, &journalEvent{Attempt: r.t.Attempt, FutureID: c.step})
+}
+
+// record appends a journal event to what the run commits.
+func (r *replay) record(typ string, p *journalEvent) {
+	b, err := json.Marshal(p)
+	if err != nil {
+		r.fail(fmt.Errorf("journal event %s: %w", typ, err))
+		return
+	}
+	r.drafts = append(r.drafts, store.EventDraft{Type: typ, Payload: b})
+}
+
+// fail keeps the first error of the run.
+func (r *replay) fail(err error) error {
+	if r.err == nil {
+		r.err = err
+	}
+	return r.err
+}
+
+// next takes the next step for the command c: it checks c against the
+// journal when the step was recorded, and otherwise records it as new and
+// returns it as stored (nil for a recorded step).
+func (r *replay) next(c command) (*command, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	r.step++
+	c.step = r.step
+	if r.step <= int64(len(r.j.commands)) {
+		rec := r.j.commands[r.step-1]
+		if !c.same(rec) {
+			return nil, r.fail(&NondeterminismError{TaskID: r.t.ID, Step: r.step, Recorded: rec.describe(), Asked: "asked for " + c.describe()})
+		}
+		return nil, nil
+	}
+	fresh := new(command)
+	*fresh = c
+	r.fresh = append(r.fresh, fresh)
+	r.j.commands = append(r.j.commands, fresh)
+	return fresh, nil
+}
+
+// ScheduleActivity implements WorkflowHost. A new activity becomes a child
+// task, pinned to the workflow's own digest for its own module and to the
+// latest version for another; an unknown module or function resolves the
+// future at once with the error.
+func (r *replay) ScheduleActivity(ctx context.Context, call *ActivityCommand) (int64, error) {
+	module := call.Module
+	if module == "" {
+		module = r.t.Module
+	}
+	c, err := r.next(command{kind: commandActivity, module: module, function: call.Function, input: call.Input, options: optionsOf(call)})
+	if err != nil || c == nil || r.mode == modeCheck {
+		return r.step, err
+	}
+	c.input = append([]byte(nil), call.Input...) // the caller's buffer is not ours to keep
+	ev := &journalEvent{Attempt: r.t.Attempt, FutureID: c.step, Module: module, Function: call.Function,
+		Input: store.Payload{Codec: codec.CodecAvro, Data: c.input}, Options: c.options.record()}
+	digest, cerr := r.activityDigest(ctx, module, call.Function)
+	if cerr != nil {
+		var re *Error
+		if !errors.As(cerr, &re) || re.Code == CodeInternal {
+			return 0, r.fail(cerr)
+		}
+		r.record(EventActivityScheduled, ev)
+		te := &store.TaskError{Code: string(re.Code), Type: string(re.Code), Message: re.Message, NonRetryable: true}
+		r.record(EventActivityFailed, &journalEvent{Attempt: r.t.Attempt, FutureID: c.step, Error: te, FailedAt: &r.now})
+		frame, err := errorValueFrame(te)
+		if err != nil {
+			return 0, r.fail(err)
+		}
+		r.j.resolve(c.step, r.now, OutcomeError, frame)
+		return c.step, nil
+	}
+	c.taskID = store.NewID(store.TaskIDPrefix)
+	ev.TaskID, ev.Digest = c.taskID, digest
+	r.record(EventActivityScheduled, ev)
+	timeout, retry := c.options.policy()
+	r.children = append(r.children, &store.TaskInsertParams{
+		ID: c.taskID, Module: module, ModuleDigest: digest, Function: call.Function, Kind: store.KindActivity,
+		Input: ev.Input, OnRestart: r.t.OnRestart, Timeout: timeout, Retry: retry,
+		OwnerClientID: r.t.OwnerClientID, ParentTaskID: r.t.ID,
+	})
+	r.j.byTask[c.taskID] = c.step
+	return c.step, nil
+}
+
+// activityDigest returns the digest an activity of module runs on: the
+// workflow's own for its own module, else the latest version's, whose
+// manifest must list function as an activity.
+func (r *replay) activityDigest(ctx context.Context, module, function string) (string, error) {
+	if module == r.t.Module {
+		return r.t.ModuleDigest, nil
+	}
+	m, err := r.e.ModuleGet(ctx, module)
+	if err != nil {
+		return "", err
+	}
+	for _, f := range m.Functions {
+		if f.Name != function {
+			continue
+		}
+		if f.Kind != store.KindActivity {
+			return "", Errorf(CodeFunctionNotFound, "%s in module %q is a %s, not an activity", function, module, f.Kind)
+		}
+		return m.Digest, nil
+	}
+	return "", Errorf(CodeFunctionNotFound, "module %q (version %d) exports no function %q", module, m.Version, function)
+}
+
+// StartTimer implements WorkflowHost. A new timer fires at the run's time
+// plus d; one of zero fires at once.
+func (r *replay) StartTimer(_ context.Context, d time.Duration) (int64, error) {
+	c, err := r.next(command{kind: commandTimer, duration: d.Truncate(time.Millisecond)})
+	if err != nil || c == nil || r.mode == modeCheck {
+		return r.step, err
+	}
+	c.fireAt = r.now.Add(c.duration)
+	r.record(EventTimerStarted, &journalEvent{Attempt: r.t.Attempt, FutureID: c.step, DurationMS: c.duration.Milliseconds(), FireAt: &c.fireAt})
+	if !c.fireAt.After(r.now) {
+		r.fire(c)
+	}
+	return c.step, nil
+}
+
+// WaitSignal implements WorkflowHost. A new wait takes the oldest signal of
+// its name that no wait took yet; without one it waits, until its deadline
+// when it has a timeout.
+func (r *replay) WaitSignal(_ context.Context, name string, timeout time.Duration) (int64, error) {
+	ask := command{kind: commandSignal, name: name, timeout: -1}
+	if timeout >= 0 {
+		ask.timeout = timeout.Truncate(time.Millisecond)
+	}
+	c, err := r.next(ask)
+	if err != nil || c == nil || r.mode == modeCheck {
+		return r.step, err
+	}
+	ev := &journalEvent{Attempt: r.t.Attempt, FutureID: c.step, Name: name}
+	ms := int64(-1)
+	if c.timeout >= 0 {
+		ms = c.timeout.Milliseconds()
+		c.deadline = r.now.Add(c.timeout)
+		ev.Deadline = &c.deadline
+	}
+	ev.TimeoutMS = &ms
+	r.record(EventSignalWaiting, ev)
+	if r.j.waitSignal(c, r.now) == nil && !c.deadline.IsZero() && !c.deadline.After(r.now) {
+		r.fire(c)
+	}
+	return c.step, nil
+}
+
+// Await implements WorkflowHost.
+func (r *replay) Await(_ context.Context, ids []int64, all bool) (int, bool, error) {
+	if r.err != nil {
+		return 0, false, r.err
+	}
+	best, bestOrder := -1, 0
+	var latest time.Time
+	for i, id := range ids {
+		if id < 1 || id > r.step {
+			return 0, false, r.fail(fmt.Errorf("await of future %d, which the workflow never created", id))
+		}
+		res, ok := r.j.res[id]
+		if !ok {
+			if all {
+				return 0, false, nil
+			}
+			continue
+		}
+		if best < 0 || res.order < bestOrder {
+			best, bestOrder = i, res.order
+		}
+		if res.at.After(latest) {
+			latest = res.at
+		}
+	}
+	if best < 0 {
+		return 0, false, nil
+	}
+	if all {
+		best = 0
+	} else {
+		latest = r.j.res[ids[best]].at
+	}
+	if latest.After(r.clock) {
+		r.clock = latest
+	}
+	return best, true, nil
+}
+
+// Result implements WorkflowHost.
+func (r *replay) Result(_ context.Context, id int64) (FutureResult, error) {
+	if r.err != nil {
+		return FutureResult{}, r.err
+	}
+	res, ok := r.j.res[id]
+	if !ok || id > r.step {
+		return FutureResult{}, r.fail(fmt.Errorf("future %d is not resolved", id))
+	}
+	return FutureResult{Outcome: res.outcome, Frame: res.frame}, nil
+}
+
+// Now implements WorkflowHost: the attempt's start, moved forward to the
+// time of each resolution the workflow awaited.
+func (r *replay) Now() time.Time { return r.clock }
+
+// Random implements WorkflowHost: a ChaCha8 stream seeded by the task and
+// its attempt.
+func (r *replay) Random(p []byte) { _, _ = r.rnd.Read(p) }
+
+// ended checks, after a run that returned or suspended, that it asked for
+// every command the journal recorded.
+func (r *replay) ended(how string) error {
+	if r.err != nil {
+		return r.err
+	}
+	if n := int64(len(r.j.commands)) - int64(len(r.fresh)); r.step < n {
+		rec := r.j.commands[r.step]
+		return r.fail(&NondeterminismError{TaskID: r.t.ID, Step: r.step + 1, Recorded: rec.describe(), Asked: how + " without asking for it"})
+	}
+	return nil
+}
+
+// wakeAt is the earliest time a pending timer or signal wait falls due; the
+// zero time when only an event can wake the workflow.
+func (r *replay) wakeAt() time.Time {
+	var at time.Time
+	for _, c := range r.j.commands {
+		if _, done := r.j.res[c.step]; done {
+			continue
+		}
+		if d, ok := c.dueAt(); ok && (at.IsZero() || d.Before(at)) {
+			at = d
+		}
+	}
+	return at
+}
+
+// seedOf is the seed of the random stream of a task's attempt.
+func seedOf(id string, attempt int) [32]byte {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(attempt))
+	return sha256.Sum256(append([]byte("weft workflow random\x00"+id+"\x00"), b[:]...))
+}

@@ -1,0 +1,141 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/weft-run/weft/store"
+)
+
+// ReplayDivergence is a running workflow whose journal a new version of its
+// module does not replay.
+type ReplayDivergence struct {
+	// TaskID is the workflow task.
+	TaskID string `json:"task_id"`
+	// Function is the workflow function.
+	Function string `json:"function"`
+	// Reason says where and how the replay diverged: the step, what the
+	// journal recorded and what the new version asked, or why it could not
+	// run.
+	Reason string `json:"reason"`
+}
+
+// ModuleReplayCheck replays the journal of every running workflow of module
+// name against wasm, a new version of the module, and returns those that
+// diverge: a command that differs from the journal at the same step, a run
+// that ends without asking for every recorded command, a workflow function
+// the new version no longer exports, or a failure of the new version's
+// code. Nothing is recorded and no activity runs: new commands beyond a
+// journal are left pending. Running workflows stay pinned to their own
+// digest whatever this finds. It returns CodeModuleInvalid for a module the
+// Executor rejects.
+func (e *Engine) ModuleReplayCheck(ctx context.Context, name string, wasm []byte) ([]ReplayDivergence, error) {
+	if !moduleNameRE.MatchString(name) {
+		return nil, paramErrorf("name", "module name %q must be 1 to 128 letters, digits, '-', '_' or '.', starting with a letter or digit", name)
+	}
+	if len(wasm) == 0 {
+		return nil, paramErrorf("body", "the module file is empty")
+	}
+	info, err := e.exec.Compile(ctx, wasm)
+	if err != nil {
+		if ErrorCode(err) == CodeInternal {
+			return nil, &Error{Code: CodeModuleInvalid, Message: "invalid module: " + err.Error()}
+		}
+		return nil, err
+	}
+	workflows := map[string]bool{}
+	for _, f := range info.Functions {
+		if store.Kind(f.Kind) == store.KindWorkflow {
+			workflows[f.Name] = true
+		}
+	}
+	digest := Digest(wasm)
+	var out []ReplayDivergence
+	cursor := ""
+	for {
+		ts, err := e.store.TaskList(ctx, &store.TaskListParams{
+			Module: name, Statuses: []store.Status{store.StatusRunning}, Cursor: cursor, Limit: 1000,
+		})
+		if err != nil {
+			return nil, internal("list running workflows", err)
+		}
+		for _, t := range ts {
+			if t.Kind != store.KindWorkflow || t.ModuleDigest == digest {
+				continue
+			}
+			reason, err := e.replayCheck(ctx, t, digest, wasm, workflows[t.Function])
+			if err != nil {
+				return nil, err
+			}
+			if reason != "" {
+				out = append(out, ReplayDivergence{TaskID: t.ID, Function: t.Function, Reason: reason})
+			}
+		}
+		if len(ts) < 1000 {
+			return out, nil
+		}
+		cursor = ts[len(ts)-1].ID
+	}
+}
+
+// replayCheck replays workflow t against the module digest and returns why
+// it diverges, or "" when it does not.
+func (e *Engine) replayCheck(ctx context.Context, t *store.Task, digest string, wasm []byte, exported bool) (string, error) {
+	if !exported {
+		return fmt.Sprintf("the new version exports no workflow %q", t.Function), nil
+	}
+	j, err := e.readJournal(ctx, t)
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil // finished and purged meanwhile
+	}
+	if err != nil {
+		return "", internal("read journal", err)
+	}
+	r := newReplay(e, t, j, e.now(), modeCheck)
+	call := &Call{
+		TaskID: t.ID, Attempt: t.Attempt, Module: t.Module, Digest: digest, Function: t.Function,
+		Wasm:  func(context.Context) ([]byte, error) { return wasm, nil },
+		Input: t.Input.Data, Timeout: t.Timeout, Workflow: r,
+		Log: func(string, string) {},
+	}
+	res, err := e.exec.Call(ctx, call)
+	var nd *NondeterminismError
+	switch {
+	case errors.As(r.err, &nd):
+		return fmt.Sprintf("step %d: the journal recorded %s, but the new version %s", nd.Step, nd.Recorded, nd.Asked), nil
+	case ctx.Err() != nil:
+		return "", ctx.Err()
+	case err != nil:
+		return fmt.Sprintf("the new version failed: %s: %s", ErrorCode(err), ErrorMessage(err)), nil
+	}
+	how := "returned"
+	if res.Suspended {
+		how = "suspended"
+	}
+	if err := r.ended(how); errors.As(err, &nd) {
+		return fmt.Sprintf("step %d: the journal recorded %s, but the new version %s", nd.Step, nd.Recorded, nd.Asked), nil
+	}
+	return "", nil
+}
+
+// ModuleDeployCheckReplay deploys a module like ModuleDeploy, after
+// ModuleReplayCheck found no running workflow of name that the new version
+// would not replay. Otherwise it deploys nothing and returns
+// CodeReplayDivergence with a message that lists the diverging tasks.
+func (e *Engine) ModuleDeployCheckReplay(ctx context.Context, name string, wasm []byte) (*store.Module, error) {
+	div, err := e.ModuleReplayCheck(ctx, name, wasm)
+	if err != nil {
+		return nil, err
+	}
+	if len(div) > 0 {
+		parts := make([]string, len(div))
+		for i, d := range div {
+			parts[i] = fmt.Sprintf("%s (%s): %s", d.TaskID, d.Function, d.Reason)
+		}
+		return nil, Errorf(CodeReplayDivergence, "the new version of %q would not replay %d running workflow(s); not deployed: %s",
+			name, len(div), strings.Join(parts, "; "))
+	}
+	return e.ModuleDeploy(ctx, name, wasm)
+}

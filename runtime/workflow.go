@@ -1,0 +1,311 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/store"
+)
+
+// runWorkflow runs the workflow task t once it is running: it replays the
+// workflow over its journal (docs/workflows.md), then commits what the run
+// recorded together with the workflow's next state, all in one
+// transaction. A workflow that waits stays running, holds no worker and no
+// wasm instance, and is claimed again when an activity ends, a timer falls
+// due or a signal arrives. When the log grew during the run (a signal, an
+// activity's end), the commit is refused and the workflow runs again at
+// once over the longer journal.
+func (w *worker) runWorkflow(ctx, callCtx context.Context, t *store.Task, deadline time.Time, timeout time.Duration) {
+	e := w.e
+	defer func() { w.call.Log = w.logLine }()
+	for {
+		j, err := e.journal(ctx, t)
+		if err != nil {
+			w.settle(ctx, callCtx, t, deadline, nil, internal("read journal", err))
+			return
+		}
+		r := newReplay(e, t, j, e.now(), modeRecord)
+		w.logs.reset()
+		w.call.Workflow = r
+		w.call.Log = func(level, msg string) { w.workflowLog(r, level, msg) }
+		res, err := w.invoke(callCtx, t, timeout)
+		w.call.Workflow = nil
+		logs := w.workflowLogEvents()
+		if cause := context.Cause(callCtx); errors.Is(cause, errShutdown) || errors.Is(cause, errCancelRequested) {
+			w.appendLogs(ctx, t.ID, logs)
+			w.settle(ctx, callCtx, t, deadline, res, err)
+			return
+		}
+		if err == nil && res != nil && res.Error == nil {
+			how := "returned"
+			if res.Suspended {
+				how = "suspended"
+			}
+			err = r.ended(how)
+		}
+		var nd *NondeterminismError
+		if errors.As(r.err, &nd) {
+			w.appendLogs(ctx, t.ID, logs)
+			w.workflowFailed(ctx, t, nd)
+			return
+		}
+		if err == nil && res != nil && res.Error != nil {
+			w.workflowError(ctx, callCtx, t, deadline, res, r, logs)
+			return
+		}
+		if err != nil || res == nil {
+			w.appendLogs(ctx, t.ID, logs)
+			w.settle(ctx, callCtx, t, deadline, res, err) // a retry starts a new attempt from scratch
+			return
+		}
+		if !res.Suspended {
+			w.workflowCompleted(ctx, t, r, res.Output, logs)
+			return
+		}
+		next, again := w.workflowWait(ctx, callCtx, t, j, r, logs)
+		if !again {
+			return
+		}
+		t = next
+	}
+}
+
+// workflowLog is Call.Log during a workflow run. A run replays the code
+// that earlier runs of the attempt already ran, so its first lines are
+// those they logged: they are dropped, and the lines past them go to the
+// plugin's logger and, with the run's commit, to the task's log.
+func (w *worker) workflowLog(r *replay, level, msg string) {
+	r.lines++
+	if r.lines <= r.j.logged {
+		return
+	}
+	lvl := hclog.LevelFromString(level)
+	if lvl == hclog.NoLevel {
+		lvl = hclog.Info
+	}
+	w.e.pluginLogger(w.task.Module).Log(lvl, msg, "task_id", w.task.ID)
+	w.logs.add(lvl.String(), msg, w.e.now())
+}
+
+// workflowLogEvents takes the log events of the run that ended.
+func (w *worker) workflowLogEvents() []store.EventDraft {
+	if w.logs.dropped > 0 {
+		payload, _ := json.Marshal(struct {
+			Dropped int `json:"dropped"`
+		}{w.logs.dropped})
+		w.logs.pending = append(w.logs.pending, store.EventDraft{Type: EventLog, Payload: payload})
+	}
+	out := slices.Clone(w.logs.pending)
+	w.logs.reset()
+	return out
+}
+
+// appendLogs appends the log events of a run that commits nothing.
+func (w *worker) appendLogs(ctx context.Context, id string, logs []store.EventDraft) {
+	if len(logs) == 0 {
+		return
+	}
+	if _, err := w.e.store.EventAppend(ctx, &store.EventAppendParams{TaskID: id, Events: logs}); err != nil &&
+		!errors.Is(err, store.ErrTaskFinished) {
+		w.e.log.Error("workflow log", "task_id", id, "error", err)
+	}
+}
+
+// workflowFailed fails a workflow whose run broke its journal.
+func (w *worker) workflowFailed(ctx context.Context, t *store.Task, nd *NondeterminismError) {
+	w.fail(ctx, t, store.StatusRunning, &store.TaskError{Code: string(CodeNondeterminism), Type: string(CodeNondeterminism),
+		Message: nd.Error(), NonRetryable: true})
+}
+
+// workflowError handles a workflow that returned an application error: a
+// retry starts a new attempt from scratch; a workflow that fails for good
+// keeps what its last run recorded (a timeout, say) in its journal.
+func (w *worker) workflowError(ctx, callCtx context.Context, t *store.Task, deadline time.Time, res *CallResult, r *replay, logs []store.EventDraft) {
+	te, retryable := w.classify(callCtx, res, nil)
+	if retryable {
+		if at, ok := nextAttempt(t.Retry, t.Attempt, w.e.now(), deadline); ok {
+			w.retry(ctx, t, te, at)
+			return
+		}
+	}
+	w.finish(ctx, &store.TaskTransitionParams{
+		ID: t.ID, From: []store.Status{store.StatusRunning}, To: store.StatusFailed, Error: te, Events: append(r.drafts, logs...),
+	})
+}
+
+// workflowCompleted ends a workflow that returned its output, with what its
+// last run recorded.
+func (w *worker) workflowCompleted(ctx context.Context, t *store.Task, r *replay, output []byte, logs []store.EventDraft) {
+	if verr := codec.ValidateFrame(output, codec.DefaultLimits); verr != nil {
+		w.fail(ctx, t, store.StatusRunning, &store.TaskError{Code: string(ErrorCode(verr)), Type: string(ErrorCode(verr)),
+			Message: "plugin output: " + ErrorMessage(verr), NonRetryable: true})
+		return
+	}
+	start := time.Now()
+	done, err := w.e.store.WorkflowCommit(ctx, &store.WorkflowCommitParams{
+		ID: t.ID, Events: append(r.drafts, logs...), Children: r.children,
+		To: store.StatusCompleted, Output: store.Payload{Codec: codec.CodecAvro, Data: output},
+	})
+	w.e.metrics.observeWrite("workflow_commit", time.Since(start))
+	if err != nil {
+		w.lost(ctx, t.ID, err)
+		return
+	}
+	if len(r.children) > 0 {
+		w.e.sched.notify()
+	}
+	w.e.metrics.observeFinished(done.Task)
+}
+
+// workflowWait commits a suspended run: the workflow waits. It returns the
+// task to run again, and true, when the log grew during the run.
+func (w *worker) workflowWait(ctx, callCtx context.Context, t *store.Task, j *journal, r *replay, logs []store.EventDraft) (*store.Task, bool) {
+	e := w.e
+	wake := r.wakeAt()
+	start := time.Now()
+	res, err := e.store.WorkflowCommit(ctx, &store.WorkflowCommitParams{
+		ID: t.ID, LastSeq: j.lastSeq, Events: append(r.drafts, logs...), Children: r.children, Wait: true, WakeAt: wake,
+		StartChild: len(r.children) > 0,
+	})
+	e.metrics.observeWrite("workflow_commit", time.Since(start))
+	switch {
+	case errors.Is(err, store.ErrConflict) && res != nil && res.Task.Status == store.StatusRunning:
+		return res.Task, true // an event arrived during the run: run over it
+	case err != nil:
+		w.lost(ctx, t.ID, err)
+		return nil, false
+	}
+	cur := res.Task
+	if res.Started != nil {
+		// This worker runs the first new activity itself, at once; the
+		// scheduler hands out the others.
+		w.next = &workItem{task: res.Started, resumed: true}
+	}
+	if len(r.children) > 1 {
+		e.sched.notify()
+	}
+	if !wake.IsZero() {
+		e.wf.armAt(e, wake)
+	}
+	// What the run added to the journal is now in the log, right after
+	// what it read: the journal is the log's, up to cur.LastSeq.
+	j.lastSeq = cur.LastSeq
+	for _, ev := range logs {
+		if !bytes.Contains(ev.Payload, []byte(`"dropped"`)) {
+			j.logged++ // as reading the log would count them
+		}
+	}
+	e.jcache.put(j)
+	// The workflow waits and holds no call: a cancel that arrives from now
+	// on finds no call to stop and ends the task itself; one that came
+	// during the run left its cause on callCtx.
+	e.running.remove(t.ID)
+	if errors.Is(context.Cause(callCtx), errCancelRequested) {
+		w.cancelled(ctx, t.ID)
+	}
+	return nil, false
+}
+
+// childOutcome adds to p, when it is the terminal transition of an
+// activity that a workflow scheduled, the journal event the workflow
+// receives, and reports whether it is.
+func (e *Engine) childOutcome(child *store.Task, p *store.TaskTransitionParams) bool {
+	if child == nil || child.ParentTaskID == "" || child.ID != p.ID {
+		return false
+	}
+	ev := journalEvent{TaskID: child.ID}
+	typ := EventActivityCompleted
+	switch p.To {
+	case store.StatusCompleted:
+		ev.Output = p.Output
+	case store.StatusFailed:
+		typ, ev.Error = EventActivityFailed, p.Error
+	case store.StatusCancelled:
+		typ, ev.Error = EventActivityFailed, p.Error
+		if ev.Error == nil {
+			ev.Error = &store.TaskError{Code: string(CodeCancelled), Type: string(CodeCancelled), Message: "the activity was cancelled", NonRetryable: true}
+		}
+	default:
+		return false
+	}
+	b, err := json.Marshal(&ev)
+	if err != nil {
+		e.log.Error("activity outcome event", "task_id", child.ID, "error", err)
+		return false
+	}
+	p.ParentEvents = append(p.ParentEvents, store.EventDraft{Type: typ, Payload: b})
+	p.WakeParent = true
+	return true
+}
+
+// childEnd writes the end of an activity that a workflow scheduled, with
+// the workflow's journal event. A workflow that waits is handed to this
+// worker, which runs it next: no claim, no wake.
+func (w *worker) childEnd(ctx context.Context, p *store.TaskTransitionParams) (*store.Task, error) {
+	start := time.Now()
+	res, err := w.e.store.WorkflowChildEnd(ctx, p)
+	w.e.metrics.observeWrite("task_transition", time.Since(start))
+	if res == nil {
+		return nil, err
+	}
+	if err == nil && res.Parent != nil {
+		w.next = &workItem{task: res.Parent, resumed: true}
+	}
+	return res.Task, err
+}
+
+// cancelChildren cancels the unfinished activities of a cancelled workflow:
+// queued ones at once, running ones through cancelling.
+func (e *Engine) cancelChildren(ctx context.Context, parentID string) {
+	cursor := ""
+	for {
+		ts, err := e.store.TaskList(ctx, &store.TaskListParams{
+			ParentTaskID: parentID, Cursor: cursor, Limit: 1000,
+			Statuses: []store.Status{store.StatusQueued, store.StatusLoading, store.StatusRunning},
+		})
+		if err != nil {
+			e.log.Error("cancel workflow activities", "task_id", parentID, "error", err)
+			return
+		}
+		for _, c := range ts {
+			t, changed, err := e.store.TaskCancel(ctx, c.ID)
+			if err != nil {
+				e.log.Error("cancel workflow activity", "task_id", c.ID, "error", err)
+				continue
+			}
+			if t.Status == store.StatusCancelling {
+				e.running.cancel(c.ID, errCancelRequested)
+			}
+			if changed && t.Status == store.StatusCancelled {
+				e.metrics.observeFinished(t)
+			}
+		}
+		if len(ts) < 1000 {
+			return
+		}
+		cursor = ts[len(ts)-1].ID
+	}
+}
+
+// cancelWaiting ends the cancel of a workflow that held no call when the
+// cancel arrived: it was waiting.
+func (e *Engine) cancelWaiting(ctx context.Context, id string) {
+	e.jcache.drop(id)
+	t, err := e.store.TaskTransition(ctx, &store.TaskTransitionParams{
+		ID: id, From: []store.Status{store.StatusCancelling}, To: store.StatusCancelled,
+	})
+	if err != nil {
+		if !errors.Is(err, store.ErrConflict) {
+			e.log.Error("cancel waiting workflow", "task_id", id, "error", err)
+		}
+		return
+	}
+	e.metrics.observeFinished(t)
+}

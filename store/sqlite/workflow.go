@@ -1,0 +1,350 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/weft-run/weft/store"
+)
+
+// workflowClaimBatch bounds the rows one WorkflowClaim reads per query.
+const workflowClaimBatch = 256
+
+func checkWorkflowCommit(p *store.WorkflowCommitParams) error {
+	switch {
+	case p.ID == "":
+		return fmt.Errorf("%w: task id is required", store.ErrInvalid)
+	case p.Wait && p.To != "":
+		return fmt.Errorf("%w: a waiting workflow has no terminal status", store.ErrInvalid)
+	case !p.Wait && p.To != store.StatusCompleted && p.To != store.StatusFailed:
+		return fmt.Errorf("%w: a workflow that ends moves to completed or failed, not %q", store.ErrInvalid, p.To)
+	case p.To == store.StatusFailed && (p.Error == nil || p.Error.Code == ""):
+		return fmt.Errorf("%w: a failed task needs an error code", store.ErrInvalid)
+	}
+	if err := checkDrafts(p.Events); err != nil {
+		return err
+	}
+	for _, c := range p.Children {
+		if c.ParentTaskID != "" && c.ParentTaskID != p.ID {
+			return fmt.Errorf("%w: child task of %s names the parent %s", store.ErrInvalid, p.ID, c.ParentTaskID)
+		}
+		if len(c.ParentEvents) > 0 || c.Idempotency != nil {
+			return fmt.Errorf("%w: a child task of a workflow commit has no parent events or idempotency key", store.ErrInvalid)
+		}
+		child := *c
+		child.ParentTaskID = p.ID // checkInsert wants the parent set
+		if err := checkInsert(&child); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WorkflowCommit implements store.Store. The task row is written first (a
+// stale cached row is then read again before anything else was written),
+// then the events, the wait row and the children.
+func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams) (*store.WorkflowCommitResult, error) {
+	if err := checkWorkflowCommit(p); err != nil {
+		return nil, fmt.Errorf("commit workflow: %w", err)
+	}
+	var started *store.Task
+	retries := make([]string, len(p.Children))
+	for i, c := range p.Children {
+		r, err := marshalRetry(c.Retry)
+		if err != nil {
+			return nil, fmt.Errorf("commit workflow: %w", err)
+		}
+		retries[i] = r
+	}
+	var task *store.Task
+	err := db.write(ctx, func(t *tx) error {
+		n := now()
+		err := t.withTask(p.ID, func(cur *store.Task) error {
+			task = cur
+			if cur.Status != store.StatusRunning {
+				return fmt.Errorf("%w: task %s is %s, expected running", store.ErrConflict, cur.ID, cur.Status)
+			}
+			if cur.Kind != store.KindWorkflow {
+				return fmt.Errorf("%w: task %s is an activity", store.ErrInvalid, cur.ID)
+			}
+			if !p.Wait {
+				m := &move{to: p.To, events: p.Events, output: p.Output, err: p.Error}
+				if err := t.move(cur, m, n); err != nil {
+					return err
+				}
+				_, err := t.exec("DELETE FROM workflow_waits WHERE task_id = ?", cur.ID)
+				return err
+			}
+			if cur.LastSeq != p.LastSeq {
+				return fmt.Errorf("%w: the log of task %s grew to %d during the run (read up to %d)", store.ErrConflict, cur.ID, cur.LastSeq, p.LastSeq)
+			}
+			prev := cur.LastSeq
+			cur.LastSeq += int64(len(p.Events))
+			cur.UpdatedAt = n
+			if err := t.execOne("UPDATE tasks SET last_seq = ?, updated_at = ? WHERE id = ? AND status = 'running' AND last_seq = ?",
+				cur.LastSeq, ms(n), cur.ID, prev); err != nil {
+				return err
+			}
+			t.cachePut(cur)
+			if err := t.insertEvents(cur.ID, prev+1, p.Events, n); err != nil {
+				return err
+			}
+			var wake any
+			if !p.WakeAt.IsZero() {
+				wake = ms(p.WakeAt)
+			}
+			_, err := t.exec(`INSERT INTO workflow_waits (task_id, attempt, wake_at) VALUES (?, ?, ?)
+				ON CONFLICT (task_id) DO UPDATE SET attempt = excluded.attempt, wake_at = excluded.wake_at`,
+				cur.ID, cur.Attempt, wake)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		started = nil
+		for i, c := range p.Children {
+			child, err := t.insertChild(task, c, retries[i], n)
+			if err != nil {
+				return err
+			}
+			if i == 0 && p.StartChild {
+				// A claim and a start, in this transaction: the caller runs it.
+				if err := t.move(child, &move{to: store.StatusLoading}, n); err != nil {
+					return err
+				}
+				if err := t.move(child, &move{to: store.StatusRunning}, n); err != nil {
+					return err
+				}
+				started = child
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		if cur := conflictTask(task, err); cur != nil {
+			return &store.WorkflowCommitResult{Task: cur}, fmt.Errorf("commit workflow: %w", err)
+		}
+		return nil, fmt.Errorf("commit workflow: %w", err)
+	}
+	return &store.WorkflowCommitResult{Task: task, Started: started}, nil
+}
+
+// WorkflowChildEnd implements store.Store.
+func (db *DB) WorkflowChildEnd(ctx context.Context, p *store.TaskTransitionParams) (*store.WorkflowChildEndResult, error) {
+	if err := checkTransition(p); err != nil {
+		return nil, fmt.Errorf("end child task: %w", err)
+	}
+	if !p.To.IsTerminal() {
+		return nil, fmt.Errorf("end child task: %w: %s is not a terminal status", store.ErrInvalid, p.To)
+	}
+	m := &move{to: p.To, reason: p.Reason, events: p.Events, clearCheckpoint: p.ClearCheckpoint}
+	switch p.To {
+	case store.StatusCompleted:
+		m.output = p.Output
+	case store.StatusFailed, store.StatusCancelled:
+		m.err = p.Error
+	}
+	res := &store.WorkflowChildEndResult{}
+	err := db.write(ctx, func(t *tx) error {
+		n := now()
+		res.Parent = nil
+		var err error
+		res.Task, err = t.moveFrom(p.ID, p.From, m, n)
+		if err != nil {
+			return err
+		}
+		parentID := res.Task.ParentTaskID
+		if parentID == "" {
+			return nil
+		}
+		if _, err := t.appendEvents(parentID, p.ParentEvents, n, false); err != nil {
+			if errors.Is(err, store.ErrTaskFinished) {
+				return nil // a finished workflow's log never grows
+			}
+			return fmt.Errorf("parent %s: %w", parentID, err)
+		}
+		var attempt int
+		err = t.scanRow("SELECT attempt FROM workflow_waits WHERE task_id = ?", []any{parentID}, &attempt)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil // in a run: its commit finds the log grown
+		}
+		if err != nil {
+			return err
+		}
+		parent, err := t.getTask(parentID)
+		if err != nil {
+			return err
+		}
+		if parent.Status != store.StatusRunning || parent.Attempt != attempt {
+			return nil // a stale wait
+		}
+		if _, err := t.exec("DELETE FROM workflow_waits WHERE task_id = ?", parentID); err != nil {
+			return err
+		}
+		res.Parent = parent
+		return nil
+	})
+	if err != nil {
+		if cur := conflictTask(res.Task, err); cur != nil {
+			return &store.WorkflowChildEndResult{Task: cur}, fmt.Errorf("end child task: %w", err)
+		}
+		return nil, fmt.Errorf("end child task: %w", err)
+	}
+	return res, nil
+}
+
+// insertChild inserts one queued child task of parent with its
+// response.created event: the same row TaskInsert writes.
+func (t *tx) insertChild(parent *store.Task, p *store.TaskInsertParams, retry string, n time.Time) (*store.Task, error) {
+	id := p.ID
+	if id == "" {
+		id = store.NewID(store.TaskIDPrefix)
+	}
+	owner := p.OwnerClientID
+	if owner == "" {
+		owner = parent.OwnerClientID
+	}
+	child := &store.Task{
+		ID:            id,
+		Module:        p.Module,
+		ModuleDigest:  p.ModuleDigest,
+		Function:      p.Function,
+		Kind:          orDefault(p.Kind, store.KindActivity),
+		Input:         p.Input,
+		Status:        store.StatusQueued,
+		OnRestart:     orDefault(p.OnRestart, store.OnRestartFail),
+		Timeout:       p.Timeout.Truncate(time.Millisecond),
+		Retry:         p.Retry,
+		OwnerClientID: owner,
+		ParentTaskID:  parent.ID,
+		NotBefore:     n,
+		CreatedAt:     n,
+		UpdatedAt:     n,
+	}
+	if !p.NotBefore.IsZero() {
+		child.NotBefore = p.NotBefore.UTC().Truncate(time.Millisecond)
+	}
+	inCodec, in := payloadArgs(child.Input)
+	_, err := t.exec(`INSERT INTO tasks (id, module, module_digest, function, kind, input_codec, input, status,
+		on_restart, timeout_ms, retry, attempt, owner_client_id, parent_task_id, not_before, created_at, updated_at, last_seq)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, 0)`,
+		child.ID, child.Module, child.ModuleDigest, child.Function, string(child.Kind), inCodec, in, string(child.Status),
+		string(child.OnRestart), child.Timeout.Milliseconds(), retry, child.OwnerClientID, child.ParentTaskID,
+		ms(child.NotBefore), ms(n), ms(n))
+	if err != nil {
+		if isConstraint(err) {
+			return nil, fmt.Errorf("%w: task %s", store.ErrExists, child.ID)
+		}
+		return nil, err
+	}
+	if err := t.insertEvent(child.ID, 0, store.EventResponseCreated, statusPayload(store.StatusQueued, "", 0, ""), n); err != nil {
+		return nil, err
+	}
+	t.cachePut(child)
+	return child, nil
+}
+
+// WorkflowClaim implements store.Store. A row whose task is no longer
+// running in the attempt that wrote it (recovery requeued or failed the
+// task, or a cancel won) is stale: it is deleted and skipped.
+func (db *DB) WorkflowClaim(ctx context.Context, p *store.WorkflowClaimParams) (*store.WorkflowClaimResult, error) {
+	limit := max(p.Limit, 1)
+	res := &store.WorkflowClaimResult{}
+	err := db.write(ctx, func(t *tx) error {
+		res.Tasks = res.Tasks[:0]
+		at := ms(now())
+		if !p.Now.IsZero() {
+			at = ms(p.Now)
+		}
+		for len(res.Tasks) < limit {
+			type due struct {
+				id      string
+				attempt int
+			}
+			rows, err := t.query(`SELECT task_id, attempt FROM workflow_waits WHERE wake_at IS NOT NULL AND wake_at <= ?
+				ORDER BY wake_at, task_id LIMIT ?`, at, min(limit-len(res.Tasks), workflowClaimBatch))
+			if err != nil {
+				return err
+			}
+			var batch []due
+			for rows.Next() {
+				var d due
+				if err := rows.Scan(&d.id, &d.attempt); err != nil {
+					rows.Close()
+					return classify(err)
+				}
+				batch = append(batch, d)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return classify(err)
+			}
+			if len(batch) == 0 {
+				break
+			}
+			for _, d := range batch {
+				if _, err := t.exec("DELETE FROM workflow_waits WHERE task_id = ?", d.id); err != nil {
+					return err
+				}
+				task, err := t.getTask(d.id)
+				if errors.Is(err, store.ErrNotFound) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				if task.Status == store.StatusRunning && task.Attempt == d.attempt {
+					res.Tasks = append(res.Tasks, task)
+				}
+			}
+		}
+		var next sql.NullInt64
+		if err := t.scanRow("SELECT min(wake_at) FROM workflow_waits WHERE wake_at IS NOT NULL", nil, &next); err != nil {
+			return err
+		}
+		res.NextWakeAt = fromNullMS(next)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim workflows: %w", err)
+	}
+	return res, nil
+}
+
+// WorkflowResume implements store.Store. A row left by an older attempt is
+// replaced.
+func (db *DB) WorkflowResume(ctx context.Context, ids []string) error {
+	for len(ids) > 0 {
+		batch := ids[:min(len(ids), recoverBatch)]
+		ids = ids[len(batch):]
+		err := db.write(ctx, func(t *tx) error {
+			at := ms(now())
+			for _, id := range batch {
+				_, err := t.exec(`INSERT INTO workflow_waits (task_id, attempt, wake_at)
+					SELECT id, attempt, ? FROM tasks WHERE id = ? AND status = 'running' AND kind = 'workflow'
+					ON CONFLICT (task_id) DO UPDATE SET attempt = excluded.attempt, wake_at = excluded.wake_at
+					WHERE workflow_waits.attempt <> excluded.attempt`, at, id)
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("resume workflows: %w", err)
+		}
+	}
+	return nil
+}
+
+// wakeWorkflow makes the waiting workflow taskID due now; a workflow that
+// is not waiting (in the middle of a run) is left alone: its commit finds
+// the log grown and runs it again.
+func (t *tx) wakeWorkflow(taskID string, n time.Time) error {
+	_, err := t.exec("UPDATE workflow_waits SET wake_at = ? WHERE task_id = ? AND (wake_at IS NULL OR wake_at > ?)",
+		ms(n), taskID, ms(n))
+	return err
+}

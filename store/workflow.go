@@ -1,0 +1,80 @@
+package store
+
+import "time"
+
+// WorkflowCommitParams are the params of Store.WorkflowCommit: what one run
+// of a workflow recorded, committed together with the workflow's next
+// state.
+type WorkflowCommitParams struct {
+	// ID is the workflow task; it must be running. Required.
+	ID string
+	// LastSeq is the sequence number of the last event of the log the run
+	// replayed. With Wait, the commit happens only when the log has not
+	// grown since: an event that arrived during the run (a signal, a
+	// finished activity) may change what the workflow does, so it must run
+	// again. Ignored without Wait.
+	LastSeq int64
+	// Events are appended to the workflow's log, in order, before the
+	// status event of a workflow that ends. Defaults to none.
+	Events []EventDraft
+	// Children are activity tasks to insert, queued, as children of the
+	// workflow (ParentTaskID is set to ID; ParentEvents and Idempotency
+	// must be empty). Their ids should be chosen by the caller, so that
+	// Events can name them. Defaults to none.
+	Children []*TaskInsertParams
+	// Wait leaves the workflow running but waiting: it holds no worker and
+	// WorkflowClaim hands it out again at WakeAt, or as soon as an event
+	// wakes it (EventAppend with Wake, TaskTransition with WakeParent).
+	// Defaults to false: the workflow ends with To.
+	Wait bool
+	// WakeAt is when a waiting workflow falls due (its earliest timer or
+	// signal timeout). Defaults to never: only an event wakes it.
+	WakeAt time.Time
+	// To is the terminal status of a workflow that ends: completed or
+	// failed. Required without Wait.
+	To Status
+	// Output is the result of a completed workflow. Defaults to no value.
+	Output Payload
+	// Error is the error of a failed workflow. Required for failed.
+	Error *TaskError
+	// StartChild moves the first of Children on to running in the same
+	// transaction, as a claim and a start would (attempt 1, with their
+	// status events), and returns it: the caller runs it at once. Defaults
+	// to false.
+	StartChild bool
+}
+
+// WorkflowCommitResult is what Store.WorkflowCommit committed.
+type WorkflowCommitResult struct {
+	// Task is the workflow task as it is now.
+	Task *Task
+	// Started is the child moved to running by StartChild, or nil.
+	Started *Task
+}
+
+// WorkflowClaimParams are the params of Store.WorkflowClaim.
+type WorkflowClaimParams struct {
+	// Limit caps the workflows claimed. Defaults to 1.
+	Limit int
+	// Now is the time compared with each waiting workflow's wake time.
+	// Defaults to the current time.
+	Now time.Time
+}
+
+// WorkflowClaimResult is what Store.WorkflowClaim claimed.
+type WorkflowClaimResult struct {
+	// Tasks are the claimed workflows, running, oldest wake time first.
+	Tasks []*Task
+	// NextWakeAt is the earliest wake time of the workflows still waiting,
+	// or the zero time when none waits for a time.
+	NextWakeAt time.Time
+}
+
+// WorkflowChildEndResult is what Store.WorkflowChildEnd did.
+type WorkflowChildEndResult struct {
+	// Task is the child task as it is now.
+	Task *Task
+	// Parent is the workflow, running, when it was waiting and is now
+	// handed to the caller; nil otherwise.
+	Parent *Task
+}
