@@ -62,6 +62,19 @@ func (o *clientOptions) client() (*apiClient, error) {
 	return &apiClient{base: strings.TrimRight(base, "/"), token: token, http: &http.Client{}}, nil
 }
 
+// fetch sends r to the daemon found by o and returns the JSON answer.
+func (o *clientOptions) fetch(cmd *cobra.Command, r request) (json.RawMessage, error) {
+	c, err := o.client()
+	if err != nil {
+		return nil, err
+	}
+	var raw json.RawMessage
+	if err := c.do(cmd.Context(), r, &raw); err != nil {
+		return nil, err
+	}
+	return raw, nil
+}
+
 func firstNonEmpty(ss ...string) string {
 	for _, s := range ss {
 		if s != "" {

@@ -88,12 +88,8 @@ func newClientsCmd() *cobra.Command {
 		Short: "list paired clients",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := o.client()
+			raw, err := o.fetch(cmd, request{method: http.MethodGet, path: "/v1/clients"})
 			if err != nil {
-				return err
-			}
-			var raw json.RawMessage
-			if err := c.do(cmd.Context(), request{method: http.MethodGet, path: "/v1/clients"}, &raw); err != nil {
 				return err
 			}
 			if o.json {

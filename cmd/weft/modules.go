@@ -91,12 +91,8 @@ func newModulesCmd() *cobra.Command {
 		Short: "list deployed modules",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := o.client()
+			raw, err := o.fetch(cmd, request{method: http.MethodGet, path: "/v1/modules"})
 			if err != nil {
-				return err
-			}
-			var raw json.RawMessage
-			if err := c.do(cmd.Context(), request{method: http.MethodGet, path: "/v1/modules"}, &raw); err != nil {
 				return err
 			}
 			if o.json {
@@ -126,12 +122,8 @@ func newModulesCmd() *cobra.Command {
 		Short: "show one module",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.client()
+			raw, err := o.fetch(cmd, request{method: http.MethodGet, path: "/v1/modules/" + url.PathEscape(args[0])})
 			if err != nil {
-				return err
-			}
-			var raw json.RawMessage
-			if err := c.do(cmd.Context(), request{method: http.MethodGet, path: "/v1/modules/" + url.PathEscape(args[0])}, &raw); err != nil {
 				return err
 			}
 			return printDoc(cmd.OutOrStdout(), raw, o.json)

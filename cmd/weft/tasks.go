@@ -105,12 +105,8 @@ func newTasksCmd() *cobra.Command {
 		Short: "show one task",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.client()
+			raw, err := o.fetch(cmd, request{method: http.MethodGet, path: "/v1/tasks/" + url.PathEscape(args[0])})
 			if err != nil {
-				return err
-			}
-			var raw json.RawMessage
-			if err := c.do(cmd.Context(), request{method: http.MethodGet, path: "/v1/tasks/" + url.PathEscape(args[0])}, &raw); err != nil {
 				return err
 			}
 			return printDoc(cmd.OutOrStdout(), raw, o.json)
