@@ -56,16 +56,25 @@ func (l *taskLog) add(level, msg string, at time.Time) bool {
 	return len(l.pending) >= logFlushLines
 }
 
+// countDropped buffers the event that counts the lines dropped so far, if
+// any, and starts counting again.
+func (l *taskLog) countDropped() {
+	if l.dropped == 0 {
+		return
+	}
+	payload, _ := json.Marshal(struct {
+		Dropped int `json:"dropped"`
+	}{l.dropped})
+	l.pending = append(l.pending, store.EventDraft{Type: EventLog, Payload: payload})
+	l.dropped = 0
+}
+
 // flush appends the buffered lines, and with final the count of dropped
 // ones, to task id's event log. A task that has already finished keeps its
 // log as it is: its lines still went to the plugin's logger.
 func (l *taskLog) flush(ctx context.Context, s store.Store, id string, final bool) {
-	if final && l.dropped > 0 {
-		payload, _ := json.Marshal(struct {
-			Dropped int `json:"dropped"`
-		}{l.dropped})
-		l.pending = append(l.pending, store.EventDraft{Type: EventLog, Payload: payload})
-		l.dropped = 0
+	if final {
+		l.countDropped()
 	}
 	if len(l.pending) == 0 {
 		return

@@ -338,15 +338,21 @@ func (w *worker) wasm(ctx context.Context) ([]byte, error) {
 	return w.e.moduleBytes(ctx, w.task.ModuleDigest)
 }
 
-// logLine implements Call.Log: guest log lines go to the module's named
-// logger at the guest's level (house style rule 11).
-func (w *worker) logLine(level, msg string) {
+// pluginLog writes a guest log line to the module's named logger at the
+// guest's level (house style rule 11) and returns the level's name.
+func (w *worker) pluginLog(level, msg string) string {
 	lvl := hclog.LevelFromString(level)
 	if lvl == hclog.NoLevel {
 		lvl = hclog.Info
 	}
 	w.e.pluginLogger(w.task.Module).Log(lvl, msg, "task_id", w.task.ID)
-	if w.logs.add(lvl.String(), msg, w.e.now()) {
+	return lvl.String()
+}
+
+// logLine implements Call.Log for activities: the line goes to the plugin's
+// logger and, in batches, to the task's event log.
+func (w *worker) logLine(level, msg string) {
+	if w.logs.add(w.pluginLog(level, msg), msg, w.e.now()) {
 		w.logs.flush(context.Background(), w.e.store, w.task.ID, false)
 	}
 }

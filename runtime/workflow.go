@@ -8,8 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/store"
 )
@@ -86,22 +84,12 @@ func (w *worker) workflowLog(r *replay, level, msg string) {
 	if r.lines <= r.j.logged {
 		return
 	}
-	lvl := hclog.LevelFromString(level)
-	if lvl == hclog.NoLevel {
-		lvl = hclog.Info
-	}
-	w.e.pluginLogger(w.task.Module).Log(lvl, msg, "task_id", w.task.ID)
-	w.logs.add(lvl.String(), msg, w.e.now())
+	w.logs.add(w.pluginLog(level, msg), msg, w.e.now())
 }
 
 // workflowLogEvents takes the log events of the run that ended.
 func (w *worker) workflowLogEvents() []store.EventDraft {
-	if w.logs.dropped > 0 {
-		payload, _ := json.Marshal(struct {
-			Dropped int `json:"dropped"`
-		}{w.logs.dropped})
-		w.logs.pending = append(w.logs.pending, store.EventDraft{Type: EventLog, Payload: payload})
-	}
+	w.logs.countDropped()
 	out := slices.Clone(w.logs.pending)
 	w.logs.reset()
 	return out
