@@ -17,10 +17,15 @@ for _ in $(seq 1 100); do
 done
 
 export WEFT_ADDR=$addr WEFT_DATA=$data
+# The stock plugins, named after their folders, and the examples.
 for wasm in plugins/*/*.wasm; do
 	[ -e "$wasm" ] || continue
 	"$bin" deploy "$wasm" --name "$(basename "$(dirname "$wasm")")"
 done
+"$bin" deploy examples/hello-go/hello.wasm --name hello
+"$bin" deploy examples/hello-c/hello.wasm --name hello-c
+"$bin" deploy examples/deploy-pipeline/go/pipeline.wasm --name pipeline
+"$bin" deploy examples/deploy-pipeline/c/pipeline.wasm --name pipeline-c
 
 cat <<TXT
 
@@ -28,7 +33,9 @@ weft is running at http://$addr (data in $data, admin token in $data/admin.token
 Try:
   $bin run testkit echo --input '{"hello":"world"}'
   $bin run testkit count --input '{"to":1000000,"checkpoint_every":1000}' --background
+  $bin run hello hello --input '{"name":"Ada"}'
   $bin tasks list
+See examples/deploy-pipeline for a workflow with activities, a signal and a rollback.
 Stop with Ctrl-C.
 TXT
 wait $pid
