@@ -62,17 +62,8 @@ func (db *DB) scanTasks(ctx context.Context, fn func(*store.ScannedPayload) erro
 					Payload: store.Payload{Codec: codecs[i].String, Data: data[i]}})
 			}
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return classify(err)
-		}
-		for _, sp := range page {
-			if err := fn(sp); err != nil {
-				return err
-			}
-		}
-		if n < scanPage {
-			return nil
+		if last, err := deliverPage(rows, page, n, fn); err != nil || last {
+			return err
 		}
 	}
 }
@@ -95,17 +86,8 @@ func (db *DB) scanEvents(ctx context.Context, fn func(*store.ScannedPayload) err
 			page = append(page, &store.ScannedPayload{Table: "task_events", Row: fmt.Sprintf("%s#%d", taskID, seq),
 				Field: "payload", Document: json.RawMessage(payload)})
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return classify(err)
-		}
-		for _, sp := range page {
-			if err := fn(sp); err != nil {
-				return err
-			}
-		}
-		if len(page) < scanPage {
-			return nil
+		if last, err := deliverPage(rows, page, len(page), fn); err != nil || last {
+			return err
 		}
 	}
 }
@@ -135,17 +117,24 @@ func (db *DB) scanKeys(ctx context.Context, fn func(*store.ScannedPayload) error
 			page = append(page, &store.ScannedPayload{Table: "idempotency_keys", Row: client + "/" + key,
 				Field: "body", Document: json.RawMessage(body)})
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return classify(err)
-		}
-		for _, sp := range page {
-			if err := fn(sp); err != nil {
-				return err
-			}
-		}
-		if n < scanPage {
-			return nil
+		if last, err := deliverPage(rows, page, n, fn); err != nil || last {
+			return err
 		}
 	}
+}
+
+// deliverPage ends one page of a scan: it closes rows, hands every payload
+// read to fn, and reports whether the page was the last one (fewer than
+// scanPage rows read).
+func deliverPage(rows *sql.Rows, page []*store.ScannedPayload, n int, fn func(*store.ScannedPayload) error) (last bool, err error) {
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return false, classify(err)
+	}
+	for _, sp := range page {
+		if err := fn(sp); err != nil {
+			return false, err
+		}
+	}
+	return n < scanPage, nil
 }
