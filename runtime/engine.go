@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -73,7 +74,7 @@ func New(cfg Config) (*Engine, error) {
 		stopped: make(chan struct{}),
 		pairing: newRateLimiter(cfg.PairingRate, time.Minute),
 	}
-	e.running.m = make(map[string]context.CancelCauseFunc)
+	e.running.m = make(map[string][]*runningCall)
 	e.modules.m = make(map[string]*store.Module)
 	e.loads.m = make(map[string]*loadEntry)
 	e.sched = newScheduler(e)
@@ -182,38 +183,68 @@ func internal(op string, err error) error {
 	return &Error{Code: CodeInternal, Err: fmt.Errorf("%s: %w", op, err)}
 }
 
-// runningCalls maps the id of each task whose plugin call is in progress
-// to the function that cancels the call.
+// runningCalls holds, per task id, the plugin calls in progress and the
+// functions that cancel them. A workflow has at most one call in progress
+// but for a short overlap: a run that goes on from an activity's end (see
+// worker.foldEnd) while a wake let another worker claim it; the commit of
+// one of them is refused.
 type runningCalls struct {
 	mu sync.Mutex
-	m  map[string]context.CancelCauseFunc
+	m  map[string][]*runningCall
+	n  int
 }
 
-func (r *runningCalls) add(id string, cancel context.CancelCauseFunc) {
+// runningCall is one registered call.
+type runningCall struct {
+	id     string
+	cancel context.CancelCauseFunc
+}
+
+// add registers a call of task id and returns its handle for remove.
+func (r *runningCalls) add(id string, cancel context.CancelCauseFunc) *runningCall {
+	c := &runningCall{id: id, cancel: cancel}
 	r.mu.Lock()
-	r.m[id] = cancel
+	r.m[id] = append(r.m[id], c)
+	r.n++
 	r.mu.Unlock()
+	return c
 }
 
-func (r *runningCalls) remove(id string) {
+// remove unregisters c; removing it again, or nil, does nothing.
+func (r *runningCalls) remove(c *runningCall) {
+	if c == nil {
+		return
+	}
 	r.mu.Lock()
-	delete(r.m, id)
-	r.mu.Unlock()
+	defer r.mu.Unlock()
+	cs := r.m[c.id]
+	i := slices.Index(cs, c)
+	if i < 0 {
+		return
+	}
+	r.n--
+	if len(cs) == 1 {
+		delete(r.m, c.id)
+		return
+	}
+	r.m[c.id] = slices.Delete(slices.Clone(cs), i, i+1)
 }
 
-// cancel cancels the call of task id, if one is in progress, with cause.
+// cancel cancels every call of task id in progress with cause, and reports
+// whether there was one.
 func (r *runningCalls) cancel(id string, cause error) bool {
 	r.mu.Lock()
-	c, ok := r.m[id]
+	cs := r.m[id]
 	r.mu.Unlock()
-	if ok {
-		c(cause)
+	for _, c := range cs {
+		c.cancel(cause)
 	}
-	return ok
+	return len(cs) > 0
 }
 
+// len returns the number of calls in progress.
 func (r *runningCalls) len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.m)
+	return r.n
 }

@@ -221,6 +221,22 @@ func (c *loadCache) leave(digest string, le *loadEntry, err error) {
 	}
 }
 
+// loaded reports whether digest was loaded successfully.
+func (c *loadCache) loaded(digest string) bool {
+	c.mu.Lock()
+	le, ok := c.m[digest]
+	c.mu.Unlock()
+	if !ok {
+		return false
+	}
+	select {
+	case <-le.done:
+		return le.err == nil
+	default:
+		return false
+	}
+}
+
 // markLoaded records a digest compiled outside loadModule (at deploy).
 func (c *loadCache) markLoaded(digest string) {
 	c.mu.Lock()

@@ -36,9 +36,21 @@ type scheduler struct {
 // workItem is one task for a worker.
 type workItem struct {
 	task *store.Task
-	// resumed marks a running task that start-up recovery kept running
-	// (policy resume): it continues from its checkpoint without a claim.
+	// resumed marks a task that is running already: one that start-up
+	// recovery kept running (policy resume), which continues from its
+	// checkpoint without a claim, or a workflow handed over running.
 	resumed bool
+	// fresh marks a task handed over by the commit that just claimed or
+	// started it: the worker does not read its row again. A cancel that
+	// commits in between is caught by the worker's next compare-and-set.
+	fresh bool
+	// parent is, for an activity that its workflow's commit started, the
+	// workflow as that commit left it: the activity's end may go on into
+	// the workflow's next run (worker.foldEnd).
+	parent *store.Task
+	// fold is, for a workflow run that goes on from an activity's end,
+	// that end: the run commits both at once.
+	fold *foldedEnd
 }
 
 func newScheduler(e *Engine) *scheduler {
@@ -53,6 +65,17 @@ func newScheduler(e *Engine) *scheduler {
 		s.free <- struct{}{}
 	}
 	return s
+}
+
+// takeIdle takes the token of an idle worker, if one is idle: the caller
+// then sends that worker one work item, or gives the token back to free.
+func (s *scheduler) takeIdle() bool {
+	select {
+	case <-s.free:
+		return true
+	default:
+		return false
+	}
 }
 
 // notify wakes the scheduler: a task may be claimable now.

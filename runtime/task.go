@@ -193,12 +193,25 @@ func inputPayload(env codec.Envelope) (store.Payload, error) {
 }
 
 // taskInsert persists a task and wakes the scheduler.
+//
+// With a worker idle and the module loaded, the task starts in the same
+// transaction and goes straight to that worker: no claim, one commit
+// instead of three. A task created under an idempotency key is not: the
+// reply stored with the key shows it queued, as the first reply must.
 func (e *Engine) taskInsert(ctx context.Context, ip *store.TaskInsertParams) (*store.Task, error) {
+	ip.Start = ip.NotBefore.IsZero() && ip.Idempotency == nil && e.loads.loaded(ip.ModuleDigest) && e.sched.takeIdle()
 	start := time.Now()
 	t, err := e.store.TaskInsert(ctx, ip)
 	e.metrics.observeWrite("task_insert", time.Since(start))
 	if err != nil {
+		if ip.Start {
+			e.sched.free <- struct{}{}
+		}
 		return nil, &Error{Code: CodeInternal, Err: fmt.Errorf("create task: %w", err)}
+	}
+	if ip.Start {
+		e.sched.work <- workItem{task: t, resumed: true, fresh: true}
+		return t, nil
 	}
 	e.sched.notify()
 	return t, nil

@@ -67,7 +67,7 @@ func (e *Engine) claim(ctx context.Context, n int) ([]workItem, error) {
 			return nil, err
 		}
 		for _, t := range res.Tasks {
-			items = append(items, workItem{task: t, resumed: true})
+			items = append(items, workItem{task: t, resumed: true, fresh: true})
 		}
 		if len(res.Tasks) == n {
 			e.wf.markDue() // more may be due

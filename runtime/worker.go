@@ -35,6 +35,11 @@ type worker struct {
 	// activity a workflow scheduled, or the workflow an activity woke. It
 	// runs right away, without a claim.
 	next *workItem
+	// parent and fold are those of the work item in progress.
+	parent *store.Task
+	fold   *foldedEnd
+	// reg is the registration of the call in progress in Engine.running.
+	reg *runningCall
 }
 
 // worker is the loop of one worker goroutine.
@@ -67,9 +72,19 @@ func (w *worker) run(it workItem) {
 	if e.runCtx.Err() != nil {
 		return // shutdown: a claimed task stays loading, for start-up recovery
 	}
-	w.task = it.task
-	defer func() { w.task = nil }()
+	w.task, w.parent, w.fold = it.task, it.parent, it.fold
 	ctx := context.Background() // writes finish even during shutdown
+	defer func() {
+		// An activity's end that no run of its workflow took is written
+		// alone.
+		if f := w.fold; f != nil {
+			w.fold = nil
+			if p := w.unfold(ctx, f); p != nil && e.runCtx.Err() == nil && w.next == nil {
+				w.next = &workItem{task: p, resumed: true, fresh: true}
+			}
+		}
+		w.task, w.parent = nil, nil
+	}()
 	deadline := totalDeadline(it.task)
 	if !w.load(ctx, it, deadline) {
 		return
@@ -80,8 +95,8 @@ func (w *worker) run(it workItem) {
 	// Register before the move to running: a cancel that commits after the
 	// move then finds the call to stop, and one that commits before it makes
 	// the move fail.
-	e.running.add(it.task.ID, cancel)
-	defer e.running.remove(it.task.ID)
+	w.reg = e.running.add(it.task.ID, cancel)
+	defer e.running.remove(w.reg)
 	t, ok := w.start(ctx, it)
 	if !ok {
 		return
@@ -139,6 +154,9 @@ func (w *worker) load(ctx context.Context, it workItem, deadline time.Time) bool
 // arrived meanwhile. It returns false when the task must not run.
 func (w *worker) start(ctx context.Context, it workItem) (*store.Task, bool) {
 	e, id := w.e, it.task.ID
+	if it.fresh {
+		return it.task, true
+	}
 	if it.resumed {
 		cur, err := e.store.TaskGet(ctx, id)
 		switch {
@@ -283,8 +301,13 @@ func (w *worker) fail(ctx context.Context, t *store.Task, from store.Status, te 
 	w.finish(ctx, &store.TaskTransitionParams{ID: t.ID, From: []store.Status{from}, To: store.StatusFailed, Error: te})
 }
 
-// finish writes a terminal status and records the task's duration.
+// finish writes a terminal status and records the task's duration. The
+// end of an activity that its workflow just started goes on into the
+// workflow's next run instead, which commits both (foldEnd).
 func (w *worker) finish(ctx context.Context, p *store.TaskTransitionParams) {
+	if w.foldEnd(p) {
+		return
+	}
 	t, err := w.transition(ctx, p)
 	if err != nil {
 		w.lost(ctx, p.ID, err)

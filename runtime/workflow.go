@@ -19,15 +19,22 @@ import (
 // wasm instance, and is claimed again when an activity ends, a timer falls
 // due or a signal arrives. When the log grew during the run (a signal, an
 // activity's end), the commit is refused and the workflow runs again at
-// once over the longer journal.
+// once over the longer journal. A run that goes on from an activity's end
+// (w.fold) commits that end with its own.
 func (w *worker) runWorkflow(ctx, callCtx context.Context, t *store.Task, deadline time.Time, timeout time.Duration) {
 	e := w.e
 	defer func() { w.call.Log = w.logLine }()
+	f := w.fold
+	w.fold = nil
 	for {
-		j, err := e.journal(ctx, t)
-		if err != nil {
-			w.settle(ctx, callCtx, t, deadline, nil, internal("read journal", err))
-			return
+		j := f.journal()
+		if j == nil {
+			var err error
+			if j, err = e.journal(ctx, t); err != nil {
+				w.unfold(ctx, f)
+				w.settle(ctx, callCtx, t, deadline, nil, internal("read journal", err))
+				return
+			}
 		}
 		r := newReplay(e, t, j, e.now(), modeRecord)
 		w.logs.reset()
@@ -38,6 +45,7 @@ func (w *worker) runWorkflow(ctx, callCtx context.Context, t *store.Task, deadli
 		logs := w.workflowLogEvents()
 		if cause := context.Cause(callCtx); errors.Is(cause, errShutdown) || errors.Is(cause, errCancelRequested) {
 			w.appendLogs(ctx, t.ID, logs)
+			w.unfold(ctx, f)
 			w.settle(ctx, callCtx, t, deadline, res, err)
 			return
 		}
@@ -51,27 +59,34 @@ func (w *worker) runWorkflow(ctx, callCtx context.Context, t *store.Task, deadli
 		var nd *NondeterminismError
 		if errors.As(r.err, &nd) {
 			w.appendLogs(ctx, t.ID, logs)
+			w.unfold(ctx, f)
 			w.workflowFailed(ctx, t, nd)
 			return
 		}
 		if err == nil && res != nil && res.Error != nil {
+			w.unfold(ctx, f)
 			w.workflowError(ctx, callCtx, t, deadline, res, r, logs)
 			return
 		}
 		if err != nil || res == nil {
 			w.appendLogs(ctx, t.ID, logs)
+			w.unfold(ctx, f)
 			w.settle(ctx, callCtx, t, deadline, res, err) // a retry starts a new attempt from scratch
 			return
 		}
-		if !res.Suspended {
-			w.workflowCompleted(ctx, t, r, res.Output, logs)
-			return
+		var (
+			next  *store.Task
+			again bool
+		)
+		if res.Suspended {
+			next, again = w.workflowWait(ctx, callCtx, t, j, r, f, logs)
+		} else {
+			next, again = w.workflowCompleted(ctx, t, r, f, res.Output, logs)
 		}
-		next, again := w.workflowWait(ctx, callCtx, t, j, r, logs)
 		if !again {
 			return
 		}
-		t = next
+		t, f = next, nil
 	}
 }
 
@@ -129,41 +144,49 @@ func (w *worker) workflowError(ctx, callCtx context.Context, t *store.Task, dead
 }
 
 // workflowCompleted ends a workflow that returned its output, with what its
-// last run recorded.
-func (w *worker) workflowCompleted(ctx context.Context, t *store.Task, r *replay, output []byte, logs []store.EventDraft) {
+// last run recorded. It returns the workflow to run again, and true, when
+// the run went on from an activity's end but the log grew meanwhile.
+func (w *worker) workflowCompleted(ctx context.Context, t *store.Task, r *replay, f *foldedEnd, output []byte, logs []store.EventDraft) (*store.Task, bool) {
 	if verr := codec.ValidateFrame(output, codec.DefaultLimits); verr != nil {
+		w.unfold(ctx, f)
 		w.fail(ctx, t, store.StatusRunning, &store.TaskError{Code: string(ErrorCode(verr)), Type: string(ErrorCode(verr)),
 			Message: "plugin output: " + ErrorMessage(verr), NonRetryable: true})
-		return
+		return nil, false
 	}
-	start := time.Now()
-	done, err := w.e.store.WorkflowCommit(ctx, &store.WorkflowCommitParams{
+	done, err := w.commitRun(ctx, f, &store.WorkflowCommitParams{
 		ID: t.ID, Events: append(r.drafts, logs...), Children: r.children,
 		To: store.StatusCompleted, Output: store.Payload{Codec: codec.CodecAvro, Data: output},
 	})
-	w.e.metrics.observeWrite("workflow_commit", time.Since(start))
 	if err != nil {
+		if next := w.unfold(ctx, f); next != nil {
+			return next, true
+		}
 		w.lost(ctx, t.ID, err)
-		return
+		return nil, false
 	}
 	if len(r.children) > 0 {
 		w.e.sched.notify()
 	}
 	w.e.metrics.observeFinished(done.Task)
+	return nil, false
 }
 
 // workflowWait commits a suspended run: the workflow waits. It returns the
 // task to run again, and true, when the log grew during the run.
-func (w *worker) workflowWait(ctx, callCtx context.Context, t *store.Task, j *journal, r *replay, logs []store.EventDraft) (*store.Task, bool) {
+func (w *worker) workflowWait(ctx, callCtx context.Context, t *store.Task, j *journal, r *replay, f *foldedEnd, logs []store.EventDraft) (*store.Task, bool) {
 	e := w.e
 	wake := r.wakeAt()
-	start := time.Now()
-	res, err := e.store.WorkflowCommit(ctx, &store.WorkflowCommitParams{
+	res, err := w.commitRun(ctx, f, &store.WorkflowCommitParams{
 		ID: t.ID, LastSeq: j.lastSeq, Events: append(r.drafts, logs...), Children: r.children, Wait: true, WakeAt: wake,
 		StartChild: len(r.children) > 0,
 	})
-	e.metrics.observeWrite("workflow_commit", time.Since(start))
 	switch {
+	case err != nil && f != nil:
+		if next := w.unfold(ctx, f); next != nil {
+			return next, true
+		}
+		w.lost(ctx, t.ID, err)
+		return nil, false
 	case errors.Is(err, store.ErrConflict) && res != nil && res.Task.Status == store.StatusRunning:
 		return res.Task, true // an event arrived during the run: run over it
 	case err != nil:
@@ -173,8 +196,9 @@ func (w *worker) workflowWait(ctx, callCtx context.Context, t *store.Task, j *jo
 	cur := res.Task
 	if res.Started != nil {
 		// This worker runs the first new activity itself, at once; the
-		// scheduler hands out the others.
-		w.next = &workItem{task: res.Started, resumed: true}
+		// scheduler hands out the others. Its end may go on into the
+		// workflow's next run.
+		w.next = &workItem{task: res.Started, resumed: true, fresh: true, parent: cur}
 	}
 	if len(r.children) > 1 {
 		e.sched.notify()
@@ -194,11 +218,26 @@ func (w *worker) workflowWait(ctx, callCtx context.Context, t *store.Task, j *jo
 	// The workflow waits and holds no call: a cancel that arrives from now
 	// on finds no call to stop and ends the task itself; one that came
 	// during the run left its cause on callCtx.
-	e.running.remove(t.ID)
+	e.running.remove(w.reg)
 	if errors.Is(context.Cause(callCtx), errCancelRequested) {
 		w.cancelled(ctx, t.ID)
 	}
 	return nil, false
+}
+
+// commitRun commits a run of a workflow, with the activity's end the run
+// went on from, if any.
+func (w *worker) commitRun(ctx context.Context, f *foldedEnd, p *store.WorkflowCommitParams) (*store.WorkflowCommitResult, error) {
+	if f != nil {
+		p.EndChild, p.LastSeq, p.At = f.end, f.lastSeq, f.at
+	}
+	start := time.Now()
+	res, err := w.e.store.WorkflowCommit(ctx, p)
+	w.e.metrics.observeWrite("workflow_commit", time.Since(start))
+	if err == nil && res.Ended != nil {
+		w.e.metrics.observeFinished(res.Ended)
+	}
+	return res, err
 }
 
 // childOutcome adds to p, when it is the terminal transition of an

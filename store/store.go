@@ -153,8 +153,10 @@ type Store interface {
 	// claimable again through WorkflowClaim) or its end (a terminal status,
 	// as TaskTransition writes it). It returns the current task and
 	// ErrConflict when the task is not running or, for a wait, when its log
-	// grew past params.LastSeq; ErrNotFound for an unknown task; ErrExists
-	// for a taken child id; ErrInvalid for bad params.
+	// grew past params.LastSeq (with params.EndChild: also when the
+	// workflow is not waiting); ErrConflict alone when params.EndChild's
+	// task is not running; ErrNotFound for an unknown task; ErrExists for a
+	// taken child id; ErrInvalid for bad params.
 	WorkflowCommit(ctx context.Context, params *WorkflowCommitParams) (*WorkflowCommitResult, error)
 	// WorkflowClaim hands out up to params.Limit waiting workflows that fell
 	// due (their wake time is at or before params.Now, or an event woke

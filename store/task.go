@@ -137,6 +137,12 @@ type TaskInsertParams struct {
 	// Idempotency, when set, completes that in-flight idempotency key with
 	// its status and body in the same transaction. Defaults to nil.
 	Idempotency *IdempotencyKeyCompleteParams
+	// Start moves the new task on to running in the same transaction, as a
+	// claim and a start would (attempt 1, with their status events), and
+	// returns it running: for a caller that runs it at once, such as an
+	// engine with an idle worker. Not with a NotBefore in the future.
+	// Defaults to false.
+	Start bool
 }
 
 // TaskListParams are the params of Store.TaskList.

@@ -42,6 +42,20 @@ type WorkflowCommitParams struct {
 	// status events), and returns it: the caller runs it at once. Defaults
 	// to false.
 	StartChild bool
+	// EndChild is the end of one of the workflow's child activities
+	// (running to completed or failed), written first in the same
+	// transaction; its ParentEvents are appended to the workflow's log
+	// before Events. It folds an activity's end into the run that went on
+	// from it: one commit instead of two. The workflow must be waiting
+	// (unclaimed, in the attempt that waits) and its log must end at
+	// LastSeq, whether it waits again or ends; else ErrConflict, with
+	// nothing written. Defaults to none.
+	EndChild *TaskTransitionParams
+	// At is the time the commit writes (event times, status changes), in
+	// milliseconds. A run that replayed an event it had not read from the
+	// log (EndChild's) must give the time it used. Defaults to the current
+	// time.
+	At time.Time
 }
 
 // WorkflowCommitResult is what Store.WorkflowCommit committed.
@@ -50,6 +64,8 @@ type WorkflowCommitResult struct {
 	Task *Task
 	// Started is the child moved to running by StartChild, or nil.
 	Started *Task
+	// Ended is EndChild's task as it is now, or nil.
+	Ended *Task
 }
 
 // WorkflowClaimParams are the params of Store.WorkflowClaim.

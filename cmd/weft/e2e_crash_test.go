@@ -214,7 +214,7 @@ func mustSubmitPlan(tb testing.TB, d *Daemon, plan []plannedTask) {
 		if err != nil {
 			return err
 		}
-		if code != http.StatusAccepted || tk.Status != "queued" || tk.OnRestart != p.Policy {
+		if code != http.StatusAccepted || !justCreated(tk.Status) || tk.OnRestart != p.Policy {
 			return fmt.Errorf("submit: status %d, task %+v", code, tk)
 		}
 		p.ID = tk.ID

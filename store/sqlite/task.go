@@ -112,6 +112,14 @@ func (db *DB) TaskInsert(ctx context.Context, p *store.TaskInsertParams) (*store
 			return err
 		}
 		t.cachePut(task)
+		if p.Start {
+			if task.NotBefore.After(n) {
+				return fmt.Errorf("%w: a task that starts at once has no later not_before", store.ErrInvalid)
+			}
+			if err := t.start(task, n); err != nil {
+				return err
+			}
+		}
 		if p.Idempotency != nil {
 			if err := t.completeKey(p.Idempotency); err != nil {
 				return fmt.Errorf("idempotency key: %w", err)

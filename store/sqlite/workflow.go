@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/weft-run/weft/store"
@@ -26,6 +27,20 @@ func checkWorkflowCommit(p *store.WorkflowCommitParams) error {
 	}
 	if err := checkDrafts(p.Events); err != nil {
 		return err
+	}
+	if c := p.EndChild; c != nil {
+		if err := checkTransition(c); err != nil {
+			return err
+		}
+		if !slices.Equal(c.From, []store.Status{store.StatusRunning}) {
+			return fmt.Errorf("%w: a child folded into a workflow commit ends from running", store.ErrInvalid)
+		}
+		if c.To != store.StatusCompleted && c.To != store.StatusFailed {
+			return fmt.Errorf("%w: a child folded into a workflow commit ends completed or failed, not %q", store.ErrInvalid, c.To)
+		}
+		if err := checkDrafts(c.ParentEvents); err != nil {
+			return err
+		}
 	}
 	for _, c := range p.Children {
 		if c.ParentTaskID != "" && c.ParentTaskID != p.ID {
@@ -59,9 +74,23 @@ func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams)
 		}
 		retries[i] = r
 	}
-	var task *store.Task
+	var task, ended *store.Task
+	events := p.Events
+	if p.EndChild != nil {
+		events = append(slices.Clip(p.EndChild.ParentEvents), p.Events...)
+	}
 	err := db.write(ctx, func(t *tx) error {
 		n := now()
+		if !p.At.IsZero() {
+			n = p.At.UTC().Truncate(time.Millisecond)
+		}
+		ended = nil
+		if p.EndChild != nil {
+			var err error
+			if ended, err = t.endChild(p.ID, p.EndChild, n); err != nil {
+				return err
+			}
+		}
 		err := t.withTask(p.ID, func(cur *store.Task) error {
 			task = cur
 			if cur.Status != store.StatusRunning {
@@ -70,26 +99,33 @@ func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams)
 			if cur.Kind != store.KindWorkflow {
 				return fmt.Errorf("%w: task %s is an activity", store.ErrInvalid, cur.ID)
 			}
+			if p.Wait || p.EndChild != nil {
+				if cur.LastSeq != p.LastSeq {
+					return fmt.Errorf("%w: the log of task %s grew to %d during the run (read up to %d)", store.ErrConflict, cur.ID, cur.LastSeq, p.LastSeq)
+				}
+			}
+			if p.EndChild != nil {
+				if err := t.checkWaiting(cur); err != nil {
+					return err
+				}
+			}
 			if !p.Wait {
-				m := &move{to: p.To, events: p.Events, output: p.Output, err: p.Error}
+				m := &move{to: p.To, events: events, output: p.Output, err: p.Error}
 				if err := t.move(cur, m, n); err != nil {
 					return err
 				}
 				_, err := t.exec("DELETE FROM workflow_waits WHERE task_id = ?", cur.ID)
 				return err
 			}
-			if cur.LastSeq != p.LastSeq {
-				return fmt.Errorf("%w: the log of task %s grew to %d during the run (read up to %d)", store.ErrConflict, cur.ID, cur.LastSeq, p.LastSeq)
-			}
 			prev := cur.LastSeq
-			cur.LastSeq += int64(len(p.Events))
+			cur.LastSeq += int64(len(events))
 			cur.UpdatedAt = n
 			if err := t.execOne("UPDATE tasks SET last_seq = ?, updated_at = ? WHERE id = ? AND status = 'running' AND last_seq = ?",
 				cur.LastSeq, ms(n), cur.ID, prev); err != nil {
 				return err
 			}
 			t.cachePut(cur)
-			if err := t.insertEvents(cur.ID, prev+1, p.Events, n); err != nil {
+			if err := t.insertEvents(cur.ID, prev+1, events, n); err != nil {
 				return err
 			}
 			var wake any
@@ -111,11 +147,7 @@ func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams)
 				return err
 			}
 			if i == 0 && p.StartChild {
-				// A claim and a start, in this transaction: the caller runs it.
-				if err := t.move(child, &move{to: store.StatusLoading}, n); err != nil {
-					return err
-				}
-				if err := t.move(child, &move{to: store.StatusRunning}, n); err != nil {
+				if err := t.start(child, n); err != nil {
 					return err
 				}
 				started = child
@@ -129,7 +161,49 @@ func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams)
 		}
 		return nil, fmt.Errorf("commit workflow: %w", err)
 	}
-	return &store.WorkflowCommitResult{Task: task, Started: started}, nil
+	return &store.WorkflowCommitResult{Task: task, Started: started, Ended: ended}, nil
+}
+
+// endChild moves the child p.ID of workflow parentID from running to its
+// end, for a WorkflowCommit that folds it in.
+func (t *tx) endChild(parentID string, p *store.TaskTransitionParams, n time.Time) (*store.Task, error) {
+	m := &move{to: p.To, reason: p.Reason, events: p.Events, clearCheckpoint: p.ClearCheckpoint}
+	if p.To == store.StatusCompleted {
+		m.output = p.Output
+	} else {
+		m.err = p.Error
+	}
+	var out *store.Task
+	err := t.withTask(p.ID, func(child *store.Task) error {
+		out = child
+		switch {
+		case child.ParentTaskID != parentID:
+			return fmt.Errorf("%w: task %s is not a child of %s", store.ErrInvalid, child.ID, parentID)
+		case child.Status != store.StatusRunning:
+			return fmt.Errorf("%w: task %s is %s, expected running", store.ErrConflict, child.ID, child.Status)
+		}
+		return t.move(child, m, n)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("child %s: %w", p.ID, err)
+	}
+	return out, nil
+}
+
+// checkWaiting returns ErrConflict unless workflow task waits in its
+// current attempt: nobody claimed it.
+func (t *tx) checkWaiting(task *store.Task) error {
+	var attempt int
+	err := t.scanRow("SELECT attempt FROM workflow_waits WHERE task_id = ?", []any{task.ID}, &attempt)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return fmt.Errorf("%w: workflow %s is not waiting", store.ErrConflict, task.ID)
+	case err != nil:
+		return err
+	case attempt != task.Attempt:
+		return fmt.Errorf("%w: workflow %s waits in attempt %d, not %d", store.ErrConflict, task.ID, attempt, task.Attempt)
+	}
+	return nil
 }
 
 // WorkflowChildEnd implements store.Store.

@@ -47,6 +47,7 @@ func Run(t *testing.T, newStore func(testing.TB) store.Store) {
 		{"Workflow", testWorkflow},
 		{"WorkflowWait", testWorkflowWait},
 		{"WorkflowHandOff", testWorkflowHandOff},
+		{"WorkflowFold", testWorkflowFold},
 		{"PayloadScan", testPayloadScan},
 	}
 	for _, s := range suites {
