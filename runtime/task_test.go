@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"os"
@@ -447,4 +448,170 @@ func TestEngineClose(t *testing.T) {
 	got, err := b.db.TaskGet(t.Context(), task.ID)
 	require.NoError(t, err)
 	require.Equal(t, store.StatusRunning, got.Status)
+}
+
+// TestTaskDirectStart checks that a task created while a worker is idle and
+// its module loaded starts in its creating transaction and goes straight to
+// that worker, and that it is queued for the scheduler otherwise.
+func TestTaskDirectStart(t *testing.T) {
+	t.Parallel()
+
+	// statuses returns what the non-terminal status events of evs record.
+	statuses := func(tb testing.TB, evs []*store.Event) []store.StatusEvent {
+		tb.Helper()
+		var out []store.StatusEvent
+		for _, ev := range evs {
+			if !store.IsStatusEvent(ev.Type) || store.IsTerminalEvent(ev.Type) {
+				continue
+			}
+			var se store.StatusEvent
+			require.NoError(tb, json.Unmarshal(ev.Payload, &se))
+			out = append(out, se)
+		}
+		return out
+	}
+	// started is the log of a task from its creation to its completion in
+	// its first attempt.
+	started := []store.StatusEvent{
+		{Status: store.StatusQueued},
+		{Status: store.StatusLoading, From: store.StatusQueued, Attempt: 1},
+		{Status: store.StatusRunning, From: store.StatusLoading, Attempt: 1},
+	}
+	startedTypes := []string{store.EventResponseCreated, store.EventStatusChanged, store.EventResponseInProgress, store.EventResponseCompleted}
+
+	t.Run("IdleWorker", func(t *testing.T) {
+		t.Parallel()
+		cs, edit := counted()
+		e, b := setup(t, echo, edit)
+		waitIdle(t, e, cs)
+		base := cs.calls()
+		task := mustCreate(t, e, TaskCreateParams{Function: "echo", Input: mustEnvelope(t, codec.Long(7))})
+		require.Equal(t, store.StatusRunning, task.Status)
+		require.Equal(t, 1, task.Attempt)
+		require.False(t, task.StartedAt.IsZero())
+		require.Equal(t, int64(2), task.LastSeq)
+
+		done := finishedIn(t, b.db, task.ID)
+		waitIdle(t, e, cs)
+		requireValue(t, codec.Long(7), output(t, done))
+		require.Equal(t, 1, done.Attempt)
+		require.True(t, done.StartedAt.Equal(task.StartedAt))
+		evs := logOf(t, b.db, task.ID)
+		requireGapless(t, evs, 0)
+		require.Equal(t, startedTypes, eventTypes(evs))
+		require.Equal(t, started, statuses(t, evs))
+		require.Equal(t, storeCalls{taskTransition: 1}, cs.calls().since(base),
+			"no claim and no start: only the end is written after the insert")
+		require.Equal(t, 1, b.exec.callCount())
+	})
+
+	t.Run("IdempotencyKey", func(t *testing.T) {
+		t.Parallel()
+		cs, edit := counted()
+		e, b := setup(t, echo, edit)
+		waitIdle(t, e, cs)
+		base := cs.calls()
+		request := sha256.Sum256([]byte("POST /v1/tasks"))
+		replay, err := e.IdempotencyBegin(t.Context(), "cli_a", "create-1", request[:])
+		require.NoError(t, err)
+		require.Nil(t, replay)
+		task, err := e.TaskCreate(t.Context(), &TaskCreateParams{ClientID: "cli_a", Module: "test", Function: "echo",
+			Input: mustEnvelope(t, codec.String("kept")),
+			Idempotency: &IdempotencyReply{Key: "create-1", StatusCode: 202, Body: func(task *store.Task) ([]byte, error) {
+				return []byte(`{"id":"` + task.ID + `","status":"` + string(task.Status) + `"}`), nil
+			}}})
+		require.NoError(t, err)
+		require.Equal(t, store.StatusQueued, task.Status, "the stored reply shows the task queued: so is the task")
+		require.Zero(t, task.Attempt)
+		replay, err = e.IdempotencyBegin(t.Context(), "cli_a", "create-1", request[:])
+		require.NoError(t, err)
+		require.Equal(t, &Replay{StatusCode: 202, Body: []byte(`{"id":"` + task.ID + `","status":"queued"}`)}, replay)
+
+		done := finishedIn(t, b.db, task.ID)
+		requireValue(t, codec.String("kept"), output(t, done))
+		require.Equal(t, 1, done.Attempt)
+		evs := logOf(t, b.db, task.ID)
+		requireGapless(t, evs, 0)
+		require.Equal(t, startedTypes, eventTypes(evs))
+		require.Equal(t, started, statuses(t, evs))
+		require.GreaterOrEqual(t, cs.calls().since(base).taskClaim, int64(1), "the scheduler claimed it")
+	})
+
+	t.Run("BusyWorker", func(t *testing.T) {
+		t.Parallel()
+		var (
+			mu    sync.Mutex
+			order []string
+		)
+		note := func(s string) {
+			mu.Lock()
+			order = append(order, s)
+			mu.Unlock()
+		}
+		entered := make(chan struct{}, 1)
+		gate := make(chan struct{})
+		release := sync.OnceFunc(func() { close(gate) })
+		cs, edit := counted()
+		e, b := setup(t, func(ctx context.Context, call *Call) (*CallResult, error) {
+			note("start " + call.Function)
+			defer note("end " + call.Function)
+			if call.Function == "work" {
+				entered <- struct{}{}
+				<-gate
+			}
+			return echo(ctx, call)
+		}, func(c *Config) {
+			c.Workers = 1
+			edit(c)
+		})
+		t.Cleanup(release)
+		waitIdle(t, e, cs)
+		first := mustCreate(t, e, TaskCreateParams{Function: "work"})
+		require.Equal(t, store.StatusRunning, first.Status)
+		recv(t, entered, "the first task never started")
+
+		second := mustCreate(t, e, TaskCreateParams{Function: "echo"})
+		require.Equal(t, store.StatusQueued, second.Status, "the only worker is busy")
+		require.Zero(t, second.Attempt)
+		cur, err := b.db.TaskGet(t.Context(), second.ID)
+		require.NoError(t, err)
+		require.Equal(t, store.StatusQueued, cur.Status, "nothing can take it while the worker is busy")
+
+		release()
+		require.Equal(t, store.StatusCompleted, finishedIn(t, b.db, first.ID).Status)
+		done := finishedIn(t, b.db, second.ID)
+		require.Equal(t, store.StatusCompleted, done.Status)
+		require.Equal(t, 1, done.Attempt)
+		evs := logOf(t, b.db, second.ID)
+		requireGapless(t, evs, 0)
+		require.Equal(t, startedTypes, eventTypes(evs))
+		require.Equal(t, started, statuses(t, evs))
+		mu.Lock()
+		defer mu.Unlock()
+		require.Equal(t, []string{"start work", "end work", "start echo", "end echo"}, order)
+	})
+
+	t.Run("ModuleNotLoaded", func(t *testing.T) {
+		t.Parallel()
+		first, b := setup(t, echo, nil)
+		require.NoError(t, first.Close(t.Context()))
+		// A new engine over the same store knows the module but has not
+		// compiled it yet.
+		cs, edit := counted()
+		cfg := b.engineConfig(t)
+		edit(&cfg)
+		e := mustOpen(t, cfg)
+		waitIdle(t, e, cs)
+		task := mustCreate(t, e, TaskCreateParams{Function: "echo"})
+		require.Equal(t, store.StatusQueued, task.Status, "a task whose module is not loaded loads it while loading")
+		require.Equal(t, store.StatusCompleted, finishedIn(t, b.db, task.ID).Status)
+		waitIdle(t, e, cs)
+
+		again := mustCreate(t, e, TaskCreateParams{Function: "echo"})
+		require.Equal(t, store.StatusRunning, again.Status, "now the module is loaded")
+		require.Equal(t, store.StatusCompleted, finishedIn(t, b.db, again.ID).Status)
+		b.exec.mu.Lock()
+		defer b.exec.mu.Unlock()
+		require.Equal(t, 2, b.exec.compiles, "once at deploy, once in the new engine")
+	})
 }

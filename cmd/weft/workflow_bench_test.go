@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,6 +34,8 @@ type benchEngine struct {
 	h     *host.Host
 	x     executor
 	admin *runtime.Principal
+	// commits counts the store's commits (each one fsync).
+	commits atomic.Int64
 }
 
 // MustBenchEngine opens an engine over a fresh data directory with module
@@ -42,7 +45,9 @@ func MustBenchEngine(tb testing.TB) *benchEngine {
 	ctx := context.Background()
 	dir := tb.TempDir()
 	log := hclog.NewNullLogger()
-	db, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(dir, "weft.db"), Logger: log})
+	be := &benchEngine{}
+	db, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(dir, "weft.db"), Logger: log,
+		ObserveCommit: func(int, time.Duration) { be.commits.Add(1) }})
 	require.NoError(tb, err)
 	files, err := blob.New(blob.Config{Dir: dir})
 	require.NoError(tb, err)
@@ -61,7 +66,8 @@ func MustBenchEngine(tb testing.TB) *benchEngine {
 	require.NoError(tb, err)
 	_, err = e.ModuleDeploy(ctx, "wfbench", wasm)
 	require.NoError(tb, err)
-	return &benchEngine{e: e, db: db, h: h, x: x, admin: &runtime.Principal{Scopes: []string{runtime.ScopeAdmin}}}
+	be.e, be.db, be.h, be.x, be.admin = e, db, h, x, &runtime.Principal{Scopes: []string{runtime.ScopeAdmin}}
+	return be
 }
 
 // run runs fn of wfbench with input n and waits for its response.
@@ -281,9 +287,12 @@ func BenchmarkWorkflowActivities(b *testing.B) {
 	be.run(b, "sequential", 1) // warm the pool
 	be.run(b, "echo", 1)
 	var flow, task cost
+	var commits int64
 	b.ResetTimer()
 	for range b.N {
+		before := be.commits.Load()
 		flow = flow.add(measure(func() { be.run(b, "sequential", activities) }))
+		commits += be.commits.Load() - before
 		task = task.add(measure(func() {
 			for range 20 {
 				be.run(b, "echo", 1)
@@ -292,6 +301,7 @@ func BenchmarkWorkflowActivities(b *testing.B) {
 	}
 	n := time.Duration(b.N)
 	reportRatio(b, "activity", flow.div(n*activities), task.div(n), "echo-task")
+	b.ReportMetric(float64(commits)/float64(b.N*activities), "commits/activity")
 }
 
 // TestBenchEngineSmoke keeps the benchmark harness honest in the normal

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/weft-run/weft/store"
@@ -105,14 +106,39 @@ func (t *tx) insertEvents(taskID string, first int64, ds []store.EventDraft, n t
 	return nil
 }
 
-// insertEvent writes one event row.
+// insertEvent adds one event row to the job's rows, written together at
+// the end of the job (flushEvents).
 func (t *tx) insertEvent(taskID string, seq int64, typ string, payload []byte, n time.Time) error {
-	_, err := t.exec("INSERT INTO task_events (task_id, seq, type, payload, created_at) VALUES (?, ?, ?, ?, ?)",
-		taskID, seq, typ, string(payload), ms(n))
-	if err != nil {
-		return fmt.Errorf("event %s#%d: %w", taskID, seq, err)
-	}
+	t.events = append(t.events, taskID, seq, typ, string(payload), ms(n))
 	t.touch(taskID)
+	return nil
+}
+
+// eventsPerInsert bounds the rows of one INSERT of events.
+const eventsPerInsert = 32
+
+// insertEventsSQL holds the INSERT of k event rows at index k.
+var insertEventsSQL = func() []string {
+	out := make([]string, eventsPerInsert+1)
+	for k := 1; k <= eventsPerInsert; k++ {
+		out[k] = "INSERT INTO task_events (task_id, seq, type, payload, created_at) VALUES " +
+			strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?), ", k), ", ")
+	}
+	return out
+}()
+
+// flushEvents writes the job's event rows, many per statement: a job
+// appends several events (a status change and its journal events, a
+// child's start), and each statement costs far more than each row.
+func (t *tx) flushEvents() error {
+	const cols = 5
+	for len(t.events) > 0 {
+		k := min(len(t.events)/cols, eventsPerInsert)
+		if _, err := t.exec(insertEventsSQL[k], t.events[:k*cols]...); err != nil {
+			return fmt.Errorf("events of %v#%v: %w", t.events[0], t.events[1], err)
+		}
+		t.events = t.events[k*cols:]
+	}
 	return nil
 }
 

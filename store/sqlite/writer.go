@@ -224,6 +224,9 @@ func (w *writer) commit(jobs []*job) (errs []error, touched []string, err error)
 		t := &tx{w: w, ctx: j.ctx, batched: true}
 		jerr := j.fn(t)
 		if jerr == nil {
+			jerr = t.flushEvents()
+		}
+		if jerr == nil {
 			touched = append(touched, t.touched...)
 		} else {
 			w.cache.evict(t.cached)
@@ -261,7 +264,11 @@ func (w *writer) commitOne(j *job) (touched []string, jobErr, txErr error) {
 		return nil, err, err
 	}
 	t := &tx{w: w, ctx: j.ctx}
-	if err := j.fn(t); err != nil {
+	err := j.fn(t)
+	if err == nil {
+		err = t.flushEvents()
+	}
+	if err != nil {
 		w.rollback()
 		w.cache.evict(t.cached)
 		return nil, err, nil
@@ -313,6 +320,9 @@ type tx struct {
 	savepoint bool     // the job's savepoint is open
 	touched   []string // tasks whose logs grew
 	cached    []string // tasks this job put in the cache
+	// events are the event rows the job wrote, five columns each, inserted
+	// when it ends (flushEvents).
+	events []any
 }
 
 // before opens the job's savepoint ahead of its first write when the job

@@ -32,6 +32,7 @@ func Run(t *testing.T, newStore func(testing.TB) store.Store) {
 		run  func(*testing.T, func(testing.TB) store.Store)
 	}{
 		{"Task", testTask},
+		{"TaskStart", testTaskStart},
 		{"Transition", testTransition},
 		{"Cancel", testCancel},
 		{"CancelCompleteRace", testCancelCompleteRace},
