@@ -27,11 +27,34 @@ func decodeDatum(datum []byte, l Limits, owned bool) (Value, error) {
 	if len(datum) > l.MaxSize {
 		return Value{}, sizeError(len(datum), l.MaxSize)
 	}
+	if v, ok := scalar(datum); ok {
+		return v, nil
+	}
 	c, err := scan(datum, l.MaxDepth)
 	if err != nil {
 		return Value{}, err
 	}
 	return build(datum, c, owned), nil
+}
+
+// scalar decodes a datum that is exactly one null, boolean or long, the
+// most common results of activities and the cheapest to check, without
+// the two passes of scan and build. It reports false for anything else,
+// a malformed datum included, which the general path then decodes or
+// rejects with its error.
+func scalar(d []byte) (Value, bool) {
+	switch {
+	case len(d) == 1 && d[0] == 2*byte(KindNull):
+		return Null(), true
+	case len(d) == 2 && d[0] == 2*byte(KindBoolean) && d[1] <= 1:
+		return Bool(d[1] == 1), true
+	case len(d) >= 2 && d[0] == 2*byte(KindLong):
+		n, pos, err := readLong(d, 1, "long")
+		if err == nil && pos == len(d) {
+			return Long(n), true
+		}
+	}
+	return Value{}, false
 }
 
 // counts are the totals of a scanned datum, used to size the few

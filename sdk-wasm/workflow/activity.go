@@ -56,10 +56,12 @@ func ExecuteActivity(ctx Context, activity string, input any) Future {
 	if err != nil {
 		return &future{err: err}
 	}
-	in, err := codec.EncodeFrame(v)
+	// The host copies the input: one buffer serves every call.
+	in, err := codec.AppendFrame(inputBuf[:0], v)
 	if err != nil {
 		return &future{err: err}
 	}
+	inputBuf = in
 	s := ctx.state()
 	if s.optsFrame == nil {
 		of, err := codec.EncodeFrame(optionsValue(s.opts))
@@ -68,8 +70,12 @@ func ExecuteActivity(ctx Context, activity string, input any) Future {
 		}
 		s.optsFrame = of
 	}
-	return &future{id: hostcall.ScheduleActivity(s.opts.Module, activity, in, s.optsFrame)}
+	return newFuture(hostcall.ScheduleActivity(s.opts.Module, activity, in, s.optsFrame))
 }
+
+// inputBuf holds the input frame of the last ExecuteActivity: the module
+// runs one call at a time, on one goroutine.
+var inputBuf []byte
 
 // optionsValue is the options Value of schedule_activity (docs/abi.md,
 // "schedule_activity"): only the fields that are set.
@@ -111,7 +117,7 @@ func optionsValue(o ActivityOptions) codec.Value {
 // Future, which resolves to null. The timer survives restarts of the
 // daemon.
 func NewTimer(_ Context, d time.Duration) Future {
-	return &future{id: hostcall.StartTimer(max(d, 0).Milliseconds())}
+	return newFuture(hostcall.StartTimer(max(d, 0).Milliseconds()))
 }
 
 // Sleep waits for a durable timer of d.
@@ -128,5 +134,5 @@ func WaitSignal(_ Context, name string, timeout time.Duration) Future {
 	if timeout > 0 {
 		ms = timeout.Milliseconds()
 	}
-	return &future{id: hostcall.WaitSignal(name, ms)}
+	return newFuture(hostcall.WaitSignal(name, ms))
 }

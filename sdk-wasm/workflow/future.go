@@ -33,6 +33,26 @@ type future struct {
 
 func (f *future) future() *future { return f }
 
+// futureSlab is how many futures newFuture allocates at once.
+const futureSlab = 64
+
+// freeFutures hands out futures from slabs: a workflow run makes one future per
+// step and replays every step on each run, and in a Go guest one
+// allocation per slab costs far less than one per future. The module runs
+// one call at a time, on one goroutine.
+var freeFutures []future
+
+// newFuture returns a new future of id.
+func newFuture(id int64) *future {
+	if len(freeFutures) == 0 {
+		freeFutures = make([]future, futureSlab)
+	}
+	f := &freeFutures[0]
+	freeFutures = freeFutures[1:]
+	f.id = id
+	return f
+}
+
 func (f *future) Get(ctx Context, valuePtr any) error {
 	if f.err != nil {
 		return f.err

@@ -165,6 +165,22 @@ func FromValue(v codec.Value, ptr any) error {
 		return nil
 	case nil:
 		return ErrTarget
+	case *int64:
+		// The common targets skip reflection; a null leaves them at zero.
+		if n, ok := v.AsLong(); ok && p != nil {
+			*p = n
+			return nil
+		}
+	case *string:
+		if s, ok := v.AsString(); ok && p != nil {
+			*p = s
+			return nil
+		}
+	case *bool:
+		if b, ok := v.AsBool(); ok && p != nil {
+			*p = b
+			return nil
+		}
 	}
 	rv := reflect.ValueOf(ptr)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {

@@ -121,6 +121,25 @@ func TestFromValue(t *testing.T) {
 		require.NoError(t, FromValue(codec.Long(5), &v))
 		require.True(t, codec.Equal(codec.Long(5), v))
 	})
+	t.Run("CommonTargets", func(t *testing.T) {
+		t.Parallel()
+		n, s, b := int64(9), "old", true
+		require.NoError(t, FromValue(codec.Long(-7), &n))
+		require.NoError(t, FromValue(codec.String("new"), &s))
+		require.NoError(t, FromValue(codec.Bool(false), &b))
+		require.Equal(t, int64(-7), n)
+		require.Equal(t, "new", s)
+		require.False(t, b)
+		for _, p := range []any{&n, &s, &b} {
+			require.NoError(t, FromValue(codec.Null(), p))
+		}
+		require.Zero(t, n)
+		require.Zero(t, s)
+		require.False(t, b)
+		require.ErrorContains(t, FromValue(codec.String("x"), &n), "cannot store a string")
+		require.ErrorContains(t, FromValue(codec.Long(1), &s), "cannot store a long")
+		require.ErrorIs(t, FromValue(codec.Long(1), (*int64)(nil)), ErrTarget)
+	})
 	t.Run("NullZeroes", func(t *testing.T) {
 		t.Parallel()
 		n := 5

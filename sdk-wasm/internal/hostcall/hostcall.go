@@ -5,7 +5,9 @@
 package hostcall
 
 import (
+	"encoding/binary"
 	"runtime"
+	"slices"
 	"unsafe"
 
 	"github.com/weft-run/weft/sdk-wasm/abi"
@@ -48,11 +50,38 @@ func SetError(frame []byte) {
 	runtime.KeepAlive(frame)
 }
 
-// readBlob copies the pending host blob of n bytes into a new slice.
+// readBlob copies the pending host blob of n bytes into a slice of its own.
 func readBlob(n uint32) []byte {
-	b := make([]byte, n)
+	b := blobs.take(n)
 	rawBlobRead(packBytes(b))
 	return b
+}
+
+// arenaChunk is the size of the chunks blobs hands out buffers from.
+const arenaChunk = 64 << 10
+
+// blobs hands out the buffers of the blobs the host returns. A workflow run
+// reads one blob per future it awaits, and in a Go guest one allocation per
+// chunk costs far less than one per blob. The module runs one call at a
+// time on one goroutine, so it needs no lock.
+var blobs arena
+
+// arena is a bump allocator over chunks: a buffer it handed out is never
+// handed out again, and a chunk is freed once no buffer in it is referenced.
+type arena struct{ chunk []byte }
+
+// take returns a buffer of n bytes whose capacity ends at its length.
+func (a *arena) take(n uint32) []byte {
+	size := int(n)
+	if size > arenaChunk/4 {
+		return make([]byte, size)
+	}
+	if size > cap(a.chunk)-len(a.chunk) {
+		a.chunk = make([]byte, 0, arenaChunk)
+	}
+	at := len(a.chunk)
+	a.chunk = a.chunk[:at+size]
+	return a.chunk[at : at+size : at+size]
 }
 
 // Checkpoint records frame as the activity's latest snapshot.
@@ -94,16 +123,18 @@ func WaitSignal(name string, timeoutMS int64) int64 {
 	return id
 }
 
+// awaitBuf holds the ids of an await call; it is reused from call to call
+// (one call at a time, on one goroutine).
+var awaitBuf []byte
+
 // Await waits for the futures ids in mode (abi.AwaitAny or abi.AwaitAll)
 // and returns what the host answered: an index, 0, or abi.AwaitSuspended.
 func Await(ids []int64, mode int32) int32 {
-	buf := make([]byte, 8*len(ids))
+	buf := slices.Grow(awaitBuf[:0], 8*len(ids))[:8*len(ids)]
 	for i, id := range ids {
-		u := uint64(id)
-		for j := range 8 {
-			buf[8*i+j] = byte(u >> (8 * j))
-		}
+		binary.LittleEndian.PutUint64(buf[8*i:], uint64(id))
 	}
+	awaitBuf = buf
 	r := rawAwait(packBytes(buf), mode)
 	runtime.KeepAlive(buf)
 	return r
