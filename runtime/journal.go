@@ -471,6 +471,19 @@ func (j *journal) dropWait(c *command) {
 	}
 }
 
+// pendingActivities reports whether an activity the attempt scheduled as a
+// child task has not ended yet.
+func (j *journal) pendingActivities() bool {
+	for _, c := range j.commands {
+		if c.kind == commandActivity && c.taskID != "" {
+			if _, done := j.res[c.step]; !done {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // command returns the recorded command of step if it has kind k.
 func (j *journal) command(step int64, k commandKind) *command {
 	if step < 1 || step > int64(len(j.commands)) {

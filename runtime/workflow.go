@@ -61,17 +61,20 @@ func (w *worker) runWorkflow(ctx, callCtx context.Context, t *store.Task, deadli
 			w.appendLogs(ctx, t.ID, logs)
 			w.unfold(ctx, f)
 			w.workflowFailed(ctx, t, nd)
+			w.abandonActivities(ctx, t, j)
 			return
 		}
 		if err == nil && res != nil && res.Error != nil {
 			w.unfold(ctx, f)
 			w.workflowError(ctx, callCtx, t, deadline, res, r, logs)
+			w.abandonActivities(ctx, t, j)
 			return
 		}
 		if err != nil || res == nil {
 			w.appendLogs(ctx, t.ID, logs)
 			w.unfold(ctx, f)
 			w.settle(ctx, callCtx, t, deadline, res, err) // a retry starts a new attempt from scratch
+			w.abandonActivities(ctx, t, j)
 			return
 		}
 		var (
@@ -80,8 +83,8 @@ func (w *worker) runWorkflow(ctx, callCtx context.Context, t *store.Task, deadli
 		)
 		if res.Suspended {
 			next, again = w.workflowWait(ctx, callCtx, t, j, r, f, logs)
-		} else {
-			next, again = w.workflowCompleted(ctx, t, r, f, res.Output, logs)
+		} else if next, again = w.workflowCompleted(ctx, t, r, f, res.Output, logs); !again {
+			w.abandonActivities(ctx, t, j)
 		}
 		if !again {
 			return
@@ -223,6 +226,28 @@ func (w *worker) workflowWait(ctx, callCtx context.Context, t *store.Task, j *jo
 		w.cancelled(ctx, t.ID)
 	}
 	return nil, false
+}
+
+// abandonActivities cancels the unfinished activities of workflow t once
+// its run ended it (completed, failed, or sent back to queued for a new
+// attempt from scratch): nothing awaits them any more. It reads the task
+// only when the journal j holds such activities; a cancelled workflow's
+// activities are cancelled by the cancel itself, and on shutdown the
+// workflow and its activities are left to start-up recovery.
+func (w *worker) abandonActivities(ctx context.Context, t *store.Task, j *journal) {
+	if !j.pendingActivities() || w.e.runCtx.Err() != nil {
+		return
+	}
+	cur, err := w.e.store.TaskGet(ctx, t.ID)
+	switch {
+	case err != nil:
+		w.e.log.Error("abandoned activities", "task_id", t.ID, "error", err)
+		return
+	case cur.Status == store.StatusRunning && cur.Attempt == t.Attempt,
+		cur.Status == store.StatusCancelling, cur.Status == store.StatusCancelled:
+		return
+	}
+	w.e.cancelChildren(ctx, t.ID)
 }
 
 // commitRun commits a run of a workflow, with the activity's end the run
