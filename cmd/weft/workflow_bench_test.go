@@ -34,8 +34,9 @@ type benchEngine struct {
 	h     *host.Host
 	x     executor
 	admin *runtime.Principal
-	// commits counts the store's commits (each one fsync).
-	commits atomic.Int64
+	// commits counts the store's commits (each one fsync), commitTime
+	// sums their durations in nanoseconds.
+	commits, commitTime atomic.Int64
 }
 
 // MustBenchEngine opens an engine over a fresh data directory with module
@@ -47,7 +48,10 @@ func MustBenchEngine(tb testing.TB) *benchEngine {
 	log := hclog.NewNullLogger()
 	be := &benchEngine{}
 	db, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(dir, "weft.db"), Logger: log,
-		ObserveCommit: func(int, time.Duration) { be.commits.Add(1) }})
+		ObserveCommit: func(_ int, d time.Duration) {
+			be.commits.Add(1)
+			be.commitTime.Add(int64(d))
+		}})
 	require.NoError(tb, err)
 	files, err := blob.New(blob.Config{Dir: dir})
 	require.NoError(tb, err)

@@ -195,12 +195,3 @@ func responseOf(task *store.Task) *store.Response {
 		FinishedAt:    task.FinishedAt,
 	}
 }
-
-// start moves a queued task, just inserted, on to running: a claim and a
-// start in one transaction, for a caller that runs it at once.
-func (t *tx) start(task *store.Task, n time.Time) error {
-	if err := t.move(task, &move{to: store.StatusLoading}, n); err != nil {
-		return err
-	}
-	return t.move(task, &move{to: store.StatusRunning}, n)
-}

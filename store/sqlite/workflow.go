@@ -142,14 +142,11 @@ func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams)
 		}
 		started = nil
 		for i, c := range p.Children {
-			child, err := t.insertChild(task, c, retries[i], n)
+			child, err := t.insertChild(task, c, retries[i], i == 0 && p.StartChild, n)
 			if err != nil {
 				return err
 			}
 			if i == 0 && p.StartChild {
-				if err := t.start(child, n); err != nil {
-					return err
-				}
 				started = child
 			}
 		}
@@ -270,55 +267,16 @@ func (db *DB) WorkflowChildEnd(ctx context.Context, p *store.TaskTransitionParam
 	return res, nil
 }
 
-// insertChild inserts one queued child task of parent with its
-// response.created event: the same row TaskInsert writes.
-func (t *tx) insertChild(parent *store.Task, p *store.TaskInsertParams, retry string, n time.Time) (*store.Task, error) {
+// insertChild inserts a child task of parent, as TaskInsert would; with
+// start it is inserted running.
+func (t *tx) insertChild(parent *store.Task, p *store.TaskInsertParams, retry string, start bool, n time.Time) (*store.Task, error) {
 	id := p.ID
 	if id == "" {
 		id = store.NewID(store.TaskIDPrefix)
 	}
-	owner := p.OwnerClientID
-	if owner == "" {
-		owner = parent.OwnerClientID
-	}
-	child := &store.Task{
-		ID:            id,
-		Module:        p.Module,
-		ModuleDigest:  p.ModuleDigest,
-		Function:      p.Function,
-		Kind:          orDefault(p.Kind, store.KindActivity),
-		Input:         p.Input,
-		Status:        store.StatusQueued,
-		OnRestart:     orDefault(p.OnRestart, store.OnRestartFail),
-		Timeout:       p.Timeout.Truncate(time.Millisecond),
-		Retry:         p.Retry,
-		OwnerClientID: owner,
-		ParentTaskID:  parent.ID,
-		NotBefore:     n,
-		CreatedAt:     n,
-		UpdatedAt:     n,
-	}
-	if !p.NotBefore.IsZero() {
-		child.NotBefore = p.NotBefore.UTC().Truncate(time.Millisecond)
-	}
-	inCodec, in := payloadArgs(child.Input)
-	_, err := t.exec(`INSERT INTO tasks (id, module, module_digest, function, kind, input_codec, input, status,
-		on_restart, timeout_ms, retry, attempt, owner_client_id, parent_task_id, not_before, created_at, updated_at, last_seq)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, 0)`,
-		child.ID, child.Module, child.ModuleDigest, child.Function, string(child.Kind), inCodec, in, string(child.Status),
-		string(child.OnRestart), child.Timeout.Milliseconds(), retry, child.OwnerClientID, child.ParentTaskID,
-		ms(child.NotBefore), ms(n), ms(n))
-	if err != nil {
-		if isConstraint(err) {
-			return nil, fmt.Errorf("%w: task %s", store.ErrExists, child.ID)
-		}
-		return nil, err
-	}
-	if err := t.insertEvent(child.ID, 0, store.EventResponseCreated, statusPayload(store.StatusQueued, "", 0, ""), n); err != nil {
-		return nil, err
-	}
-	t.cachePut(child)
-	return child, nil
+	child := *p
+	child.ParentTaskID = parent.ID
+	return t.insertTask(&child, id, orDefault(p.OwnerClientID, parent.OwnerClientID), retry, start, n)
 }
 
 // WorkflowClaim implements store.Store. A row whose task is no longer
