@@ -22,11 +22,13 @@ func TestHostile(t *testing.T) {
 	t.Parallel()
 	h := MustNewHost(t, host.Config{Logger: testLogger(t)})
 	digest := MustCompile(t, h, hostilePath)
+	echo := MustFrame(t, codec.String("still here"))
 	tests := []struct {
 		name     string
 		function string
 		input    []byte
 		timeout  time.Duration
+		workflow bool // the call gets a WorkflowHost with future 1 resolved
 		code     abi.Code
 		contains string
 	}{
@@ -41,6 +43,7 @@ func TestHostile(t *testing.T) {
 		{name: "ActivityCallsWorkflowImport", function: "workflow_import", code: abi.CodeImportNotAllowed, contains: "weft:workflow/v1.now"},
 		{name: "WorkflowCallsActivityImport", function: "wf_checkpoint", code: abi.CodeImportNotAllowed, contains: "weft:activity/v1.checkpoint"},
 		{name: "WorkflowWithoutHost", function: "wf_no_host", code: abi.CodeHookFailed, contains: "no WorkflowHost"},
+		{name: "FutureReadOutOfBounds", function: "wf_future_read_oob", workflow: true, code: abi.CodeBadPointer, contains: "future_read dst"},
 		{name: "ProcExit", function: "exit", code: abi.CodeExited, contains: "proc_exit(3); its stderr began: giving up"},
 		{name: "UnrecoveredPanic", function: "panic", code: abi.CodeTrap, contains: "its stderr began: panic: hostile panic"},
 		{name: "UnknownStatus", function: "bad_status", code: abi.CodeABIViolation, contains: "unknown status 7"},
@@ -52,11 +55,16 @@ func TestHostile(t *testing.T) {
 		{name: "ActivitySuspends", function: "suspend_activity", code: abi.CodeABIViolation, contains: "only workflows suspend"},
 		{name: "AllocOutOfBounds", function: "echo", input: MustFrame(t, codec.Bytes(make([]byte, 2<<20))), code: abi.CodeBadPointer, contains: "weft_alloc"},
 	}
-	echo := MustFrame(t, codec.String("still here"))
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var l logs
-			_, err := h.Call(t.Context(), &host.CallRequest{Digest: digest, Function: tc.function, Input: tc.input, Timeout: tc.timeout, Log: l.add})
+			req := &host.CallRequest{Digest: digest, Function: tc.function, Input: tc.input, Timeout: tc.timeout, Log: l.add}
+			if tc.workflow {
+				j := newJournal()
+				j.resolve(1, host.FutureResult{Outcome: abi.OutcomeValue, Frame: echo})
+				req.Workflow = j.replay()
+			}
+			_, err := h.Call(t.Context(), req)
 			requireCode(t, err, tc.code)
 			require.ErrorContains(t, err, tc.contains)
 			res, err := h.Call(t.Context(), &host.CallRequest{Digest: digest, Function: "echo", Input: echo})

@@ -104,6 +104,7 @@ func workflowFuncs() []hostFunc {
 		{abi.ImportWaitSignal, []api.ValueType{i64, i64}, []api.ValueType{i64}, workflowWaitSignal},
 		{abi.ImportAwait, []api.ValueType{i64, i32}, []api.ValueType{i32}, workflowAwait},
 		{abi.ImportFutureResult, []api.ValueType{i64}, []api.ValueType{i64}, workflowFutureResult},
+		{abi.ImportFutureRead, []api.ValueType{i64, i64}, []api.ValueType{i64}, workflowFutureRead},
 		{abi.ImportNow, nil, []api.ValueType{i64}, workflowNow},
 		{abi.ImportRandom, []api.ValueType{i64}, nil, workflowRandom},
 	}
@@ -236,24 +237,51 @@ func workflowAwait(ctx context.Context, _ api.Module, stack []uint64) {
 // await did not report resolved fails the call through the WorkflowHost.
 func workflowFutureResult(ctx context.Context, _ api.Module, stack []uint64) {
 	cs := stateOf(ctx)
-	wh := cs.workflow(abi.ImportFutureResult)
-	r, err := wh.Result(hookContext(ctx), FutureID(int64(stack[0])))
+	r := cs.futureResult(ctx, abi.ImportFutureResult, int64(stack[0]))
+	if r.Outcome != abi.OutcomeTimeout {
+		cs.setBlob(r.Frame)
+	}
+	stack[0] = uint64(abi.PackOutcome(r.Outcome, uint32(len(r.Frame))))
+}
+
+// workflowFutureRead is future_read(id i64, dst i64) -> i64: future_result
+// that also copies the frame into dst when it fits, which saves the guest a
+// blob_read. A frame longer than dst is not copied but made pending, as
+// future_result does; the guest compares the length it gets with dst's.
+func workflowFutureRead(ctx context.Context, _ api.Module, stack []uint64) {
+	cs := stateOf(ctx)
+	r := cs.futureResult(ctx, abi.ImportFutureRead, int64(stack[0]))
+	dst := cs.view(stack[1], "future_read dst")
+	switch {
+	case r.Outcome == abi.OutcomeTimeout:
+	case len(r.Frame) <= len(dst):
+		copy(dst, r.Frame)
+	default:
+		cs.setBlob(r.Frame)
+	}
+	stack[0] = uint64(abi.PackOutcome(r.Outcome, uint32(len(r.Frame))))
+}
+
+// futureResult asks the WorkflowHost for the outcome of future id, for the
+// import imp, and checks it: a value or an error carries a frame, a
+// timeout none.
+func (cs *callState) futureResult(ctx context.Context, imp string, id int64) FutureResult {
+	wh := cs.workflow(imp)
+	r, err := wh.Result(hookContext(ctx), FutureID(id))
 	if err != nil {
-		cs.hookFailed(err, abi.ImportFutureResult)
+		cs.hookFailed(err, imp)
 	}
 	switch r.Outcome {
 	case abi.OutcomeTimeout:
-		stack[0] = uint64(abi.PackOutcome(r.Outcome, 0))
-		return
+		r.Frame = nil
 	case abi.OutcomeValue, abi.OutcomeError:
 		if len(r.Frame) == 0 {
-			cs.failf(abi.CodeHookFailed, "the WorkflowHost resolved future %d with %s and no frame", int64(stack[0]), r.Outcome)
+			cs.failf(abi.CodeHookFailed, "the WorkflowHost resolved future %d with %s and no frame", id, r.Outcome)
 		}
 	default:
-		cs.failf(abi.CodeHookFailed, "the WorkflowHost resolved future %d with the unknown outcome %d", int64(stack[0]), int32(r.Outcome))
+		cs.failf(abi.CodeHookFailed, "the WorkflowHost resolved future %d with the unknown outcome %d", id, int32(r.Outcome))
 	}
-	cs.setBlob(r.Frame)
-	stack[0] = uint64(abi.PackOutcome(r.Outcome, uint32(len(r.Frame))))
+	return r
 }
 
 // workflowNow is now() -> i64: the workflow's deterministic time in Unix

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -207,6 +208,29 @@ func TestWorkflow(t *testing.T) {
 		again, err := call(t, "greet", in, j, nil)
 		require.NoError(t, err)
 		require.Equal(t, res.Output, again.Output, "a replay of the same journal gives the same result")
+	})
+
+	t.Run("ResultsOfEverySize", func(t *testing.T) {
+		t.Parallel()
+		// The SDK reads a result with future_read into the free end of its
+		// arena when it fits, else with future_result and blob_read: each
+		// size must come back whole, whichever way it went.
+		for _, n := range []int{0, 1, 900, 1 << 10, 5000, 40 << 10, 70 << 10, 300 << 10} {
+			j := newJournal()
+			in := codec.String("weft")
+			big := strings.Repeat("w", n)
+			j.resolve(1, value(t, codec.String(big)))
+			j.resolve(2, value(t, codec.Null()))
+			j.resolve(3, value(t, codec.String(big+"!")))
+			res, err := call(t, "greet", in, j, nil)
+			require.NoError(t, err)
+			require.Equal(t, abi.StatusOK, res.Status)
+			out := MustDecode(t, res.Output)
+			greeting, _ := out.Get("greeting")
+			approval, _ := out.Get("approval")
+			requireValue(t, codec.String(big), greeting, fmt.Sprint(n, " bytes"))
+			requireValue(t, codec.String("approved by "+big+"!"), approval, fmt.Sprint(n, " bytes"))
+		}
 	})
 
 	t.Run("SignalTimeout", func(t *testing.T) {

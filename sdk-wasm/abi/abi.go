@@ -18,7 +18,8 @@ const (
 	// checkpoint, last_checkpoint and cancelled.
 	ModuleActivity = "weft:activity/v1"
 	// ModuleWorkflow holds the imports only a workflow call may use:
-	// schedule_activity, start_timer, wait_signal, await, future_result, now
+	// schedule_activity, start_timer, wait_signal, await, future_result,
+	// future_read, now
 	// and random.
 	ModuleWorkflow = "weft:workflow/v1"
 	// ModuleWASI is the WASI preview 1 module the host also provides, with no
@@ -91,6 +92,9 @@ const (
 	// ImportFutureResult is future_result(id i64) -> i64: the packed Outcome
 	// and blob length of a resolved future.
 	ImportFutureResult = "future_result"
+	// ImportFutureRead is future_read(id i64, dst i64) -> i64:
+	// future_result that also copies the frame into dst when it fits.
+	ImportFutureRead = "future_read"
 	// ImportNow is now() -> i64: deterministic Unix time in nanoseconds.
 	ImportNow = "now"
 	// ImportRandom is random(dst i64): fill dst with deterministic bytes.

@@ -35,6 +35,9 @@ func checkpoint(frame uint64)
 //go:wasmimport weft:workflow/v1 now
 func now() int64
 
+//go:wasmimport weft:workflow/v1 future_read
+func futureRead(id int64, dst uint64) int64
+
 func pack(ptr, n uint32) uint64 { return uint64(ptr)<<32 | uint64(n) }
 
 func addr(b []byte) uint32 { return uint32(uintptr(unsafe.Pointer(unsafe.SliceData(b)))) }
@@ -73,7 +76,7 @@ func init() {
 	for name := range handlers {
 		fns = append(fns, fn(name, "activity"))
 	}
-	fns = append(fns, fn("wf_checkpoint", "workflow"), fn("wf_no_host", "workflow"))
+	fns = append(fns, fn("wf_checkpoint", "workflow"), fn("wf_no_host", "workflow"), fn("wf_future_read_oob", "workflow"))
 	var err error
 	manifest, err = codec.EncodeFrame(codec.Map(
 		codec.Entry{Key: "abi_version", Value: codec.Long(1)},
@@ -212,6 +215,11 @@ var workflows = map[string]func(input []byte) int32{
 	// A workflow whose call has no WorkflowHost.
 	"wf_no_host": func([]byte) int32 {
 		now()
+		return 0
+	},
+	// A workflow reading future 1 into memory it does not have.
+	"wf_future_read_oob": func([]byte) int32 {
+		futureRead(1, pack(0xf0000000, 64))
 		return 0
 	},
 }

@@ -28,3 +28,31 @@ func TestArena(t *testing.T) {
 	require.Len(t, big, arenaChunk)
 	require.Equal(t, arenaChunk, cap(big))
 }
+
+func TestArenaSpare(t *testing.T) {
+	t.Parallel()
+	var a arena
+	first := a.take(10)
+	for i := range 200 {
+		n := uint32(i * 97 % 3000)
+		dst := a.spare()
+		require.GreaterOrEqual(t, len(dst), arenaSpare)
+		if int(n) > len(dst) {
+			continue
+		}
+		for j := range n {
+			dst[j] = byte(i)
+		}
+		b := a.claim(n)
+		require.Len(t, b, int(n))
+		require.Equal(t, len(b), cap(b))
+		for _, c := range b {
+			require.Equal(t, byte(i), c)
+		}
+	}
+	require.Len(t, first, 10, "what was handed out stays")
+	big := a.spare()
+	n := uint32(len(big))
+	require.Len(t, a.claim(n), int(n), "the whole free end may be claimed")
+	require.GreaterOrEqual(t, len(a.spare()), arenaSpare, "a new chunk starts when the free end is short")
+}

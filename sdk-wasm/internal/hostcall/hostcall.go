@@ -84,6 +84,27 @@ func (a *arena) take(n uint32) []byte {
 	return a.chunk[at : at+size : at+size]
 }
 
+// spare returns the free end of the current chunk, at least arenaSpare
+// bytes, for the host to write into; claim then hands out what it wrote.
+func (a *arena) spare() []byte {
+	if cap(a.chunk)-len(a.chunk) < arenaSpare {
+		a.chunk = make([]byte, 0, arenaChunk)
+	}
+	return a.chunk[len(a.chunk):cap(a.chunk)]
+}
+
+// claim hands out the first n bytes of what spare returned (n at most its
+// length), as take would.
+func (a *arena) claim(n uint32) []byte {
+	at := len(a.chunk)
+	a.chunk = a.chunk[:at+int(n)]
+	return a.chunk[at : at+int(n) : at+int(n)]
+}
+
+// arenaSpare is the least free space spare offers: results up to this size
+// need no second import.
+const arenaSpare = 1 << 10
+
 // Checkpoint records frame as the activity's latest snapshot.
 func Checkpoint(frame []byte) {
 	rawCheckpoint(packBytes(frame))
@@ -142,10 +163,18 @@ func Await(ids []int64, mode int32) int32 {
 
 // FutureResult returns the outcome of a resolved future and its blob (nil
 // for abi.OutcomeTimeout).
+//
+// The host writes the blob straight into the free end of the arena when it
+// fits (future_read), so a small result costs one import, not two.
 func FutureResult(id int64) (abi.Outcome, []byte) {
-	o, n := abi.UnpackOutcome(rawFutureResult(id))
-	if o == abi.OutcomeTimeout {
+	dst := blobs.spare()
+	o, n := abi.UnpackOutcome(rawFutureRead(id, packBytes(dst)))
+	runtime.KeepAlive(dst)
+	switch {
+	case o == abi.OutcomeTimeout:
 		return o, nil
+	case int(n) <= len(dst):
+		return o, blobs.claim(n) // the bytes the host just wrote
 	}
 	return o, readBlob(n)
 }
