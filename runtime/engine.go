@@ -38,11 +38,13 @@ type Engine struct {
 	wf      wakeState    // when waiting workflows may be due
 	jcache  journalCache // journals of recently waiting workflows
 	running runningCalls
-	modules moduleCache
-	loads   loadCache
-	pairing *rateLimiter
-	loggers sync.Map // module name → hclog.Logger
-	svc     atomic.Pointer[store.ServiceConfig]
+	// finished wakes TaskRun when its task ends.
+	finished finishWatch
+	modules  moduleCache
+	loads    loadCache
+	pairing  *rateLimiter
+	loggers  sync.Map // module name → hclog.Logger
+	svc      atomic.Pointer[store.ServiceConfig]
 }
 
 type engineState int

@@ -88,7 +88,7 @@ func (w *worker) unfold(ctx context.Context, f *foldedEnd) *store.Task {
 	if err != nil {
 		w.lost(ctx, f.child.ID, err)
 	} else {
-		w.e.metrics.observeFinished(t)
+		w.e.taskFinished(t)
 	}
 	if w.next != nil {
 		return w.next.task

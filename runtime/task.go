@@ -217,6 +217,10 @@ func (e *Engine) taskInsert(ctx context.Context, ip *store.TaskInsertParams) (*s
 	return t, nil
 }
 
+// taskRunRecheck is how often TaskRun reads its task while it waits,
+// besides when the engine reports it finished.
+const taskRunRecheck = time.Second
+
 // TaskRun creates a task like TaskCreate, durably, then waits until it
 // finishes and returns its response (POST /v1/responses). When ctx ends
 // first it returns ctx's error and the task goes on.
@@ -226,14 +230,20 @@ func (e *Engine) TaskRun(ctx context.Context, p *TaskCreateParams) (*store.Respo
 		return nil, err
 	}
 	ip.ID = store.NewID(store.TaskIDPrefix)
-	watch, stop := e.store.EventWatch(ip.ID)
+	ended, stop := e.finished.add(ip.ID)
 	defer stop()
 	if _, err := e.taskInsert(ctx, ip); err != nil {
 		return nil, err
 	}
+	// The engine says when the task ends; reading it now and then as well
+	// keeps the wait correct whatever ended it.
+	recheck := time.NewTicker(taskRunRecheck)
+	defer recheck.Stop()
 	for {
 		select {
-		case <-watch:
+		case <-ended:
+			ended = nil // closed: read the task once
+		case <-recheck.C:
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
@@ -356,7 +366,7 @@ func (e *Engine) TaskCancel(ctx context.Context, who *Principal, id string) (*st
 		return nil, internal("cancel task", err)
 	}
 	if changed && t.Status == store.StatusCancelled {
-		e.metrics.observeFinished(t)
+		e.taskFinished(t)
 	}
 	if t.Status == store.StatusCancelling && !e.running.cancel(id, errCancelRequested) && t.Kind == store.KindWorkflow {
 		// A waiting workflow holds no call to stop: its cancel ends here.

@@ -313,7 +313,7 @@ func (w *worker) finish(ctx context.Context, p *store.TaskTransitionParams) {
 		w.lost(ctx, p.ID, err)
 		return
 	}
-	w.e.metrics.observeFinished(t)
+	w.e.taskFinished(t)
 }
 
 // lost handles a transition that did not happen: after a lost race with a
@@ -340,7 +340,7 @@ func (w *worker) cancelled(ctx context.Context, id string) {
 		}
 		return
 	}
-	w.e.metrics.observeFinished(t)
+	w.e.taskFinished(t)
 }
 
 // transition runs a store transition and measures it. The end of an

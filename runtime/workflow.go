@@ -170,7 +170,7 @@ func (w *worker) workflowCompleted(ctx context.Context, t *store.Task, r *replay
 	if len(r.children) > 0 {
 		w.e.sched.notify()
 	}
-	w.e.metrics.observeFinished(done.Task)
+	w.e.taskFinished(done.Task)
 	return nil, false
 }
 
@@ -260,7 +260,7 @@ func (w *worker) commitRun(ctx context.Context, f *foldedEnd, p *store.WorkflowC
 	res, err := w.e.store.WorkflowCommit(ctx, p)
 	w.e.metrics.observeWrite("workflow_commit", time.Since(start))
 	if err == nil && res.Ended != nil {
-		w.e.metrics.observeFinished(res.Ended)
+		w.e.taskFinished(res.Ended)
 	}
 	return res, err
 }
@@ -336,7 +336,7 @@ func (e *Engine) cancelChildren(ctx context.Context, parentID string) {
 				e.running.cancel(c.ID, errCancelRequested)
 			}
 			if changed && t.Status == store.StatusCancelled {
-				e.metrics.observeFinished(t)
+				e.taskFinished(t)
 			}
 		}
 		if len(ts) < 1000 {
@@ -359,5 +359,5 @@ func (e *Engine) cancelWaiting(ctx context.Context, id string) {
 		}
 		return
 	}
-	e.metrics.observeFinished(t)
+	e.taskFinished(t)
 }
