@@ -37,19 +37,6 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 		require.Equal(t, store.StatusRunning, res.Started.Status)
 		return res.Task, res.Started
 	}
-	claim := func(t *testing.T, s store.Store, at time.Time) *store.WorkflowClaimResult {
-		t.Helper()
-		res, err := s.WorkflowClaim(t.Context(), &store.WorkflowClaimParams{Limit: 10, Now: at})
-		require.NoError(t, err)
-		return res
-	}
-	ids := func(ts []*store.Task) []string {
-		out := []string{}
-		for _, t := range ts {
-			out = append(out, t.ID)
-		}
-		return out
-	}
 	// unchanged checks that task id is as before: same status, same log.
 	unchanged := func(t *testing.T, s store.Store, before *store.Task, log string) {
 		t.Helper()
@@ -125,11 +112,11 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 		MustCheckLog(t, s, c2)
 
 		// The workflow waits again, for its new timer.
-		due := claim(t, s, wakeAt.Add(-time.Millisecond))
+		due := claimDue(t, s, wakeAt.Add(-time.Millisecond))
 		require.Empty(t, due.Tasks, "the folded end hands the workflow to nobody else")
 		require.True(t, wakeAt.Equal(due.NextWakeAt), "next wake %s, want %s", due.NextWakeAt, wakeAt)
-		due = claim(t, s, wakeAt)
-		require.Equal(t, []string{wf.ID}, ids(due.Tasks))
+		due = claimDue(t, s, wakeAt)
+		require.Equal(t, []string{wf.ID}, idsOf(due.Tasks))
 		require.Equal(t, res.Task.LastSeq, due.Tasks[0].LastSeq)
 	})
 
@@ -205,7 +192,7 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 				require.Nil(t, res.Started)
 
 				// The ended workflow no longer waits: its timer is gone.
-				due := claim(t, s, time.Time{})
+				due := claimDue(t, s, time.Time{})
 				require.Empty(t, due.Tasks)
 				require.True(t, due.NextWakeAt.IsZero(), "the ended workflow's wait is dropped")
 				_, err = s.WorkflowCommit(ctx, &store.WorkflowCommitParams{ID: wf.ID, LastSeq: got.LastSeq, Wait: true})
@@ -259,7 +246,7 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 				setup: func(t *testing.T, s store.Store, wakeAt time.Time) (*store.Task, *store.Task) {
 					t.Helper()
 					_, c := waitOnChild(t, s, wakeAt)
-					due := claim(t, s, wakeAt)
+					due := claimDue(t, s, wakeAt)
 					require.Len(t, due.Tasks, 1, "the timer fell due and the scheduler claimed the workflow")
 					return due.Tasks[0], c
 				},
@@ -269,7 +256,7 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 				setup: func(t *testing.T, s store.Store, wakeAt time.Time) (*store.Task, *store.Task) {
 					t.Helper()
 					_, c := waitOnChild(t, s, wakeAt)
-					due := claim(t, s, wakeAt)
+					due := claimDue(t, s, wakeAt)
 					require.Len(t, due.Tasks, 1)
 					return due.Tasks[0], c
 				},
@@ -364,9 +351,9 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 				unchanged(t, s, wfBefore, wfLog)
 				_, err = s.TaskGet(ctx, c2)
 				require.ErrorIs(t, err, store.ErrNotFound, "nothing of a lost commit is written")
-				due := claim(t, s, wakeAt)
+				due := claimDue(t, s, wakeAt)
 				if tc.waiting {
-					require.Equal(t, []string{wf.ID}, ids(due.Tasks), "the workflow still waits, for its old timer")
+					require.Equal(t, []string{wf.ID}, idsOf(due.Tasks), "the workflow still waits, for its old timer")
 				} else {
 					require.Empty(t, due.Tasks, "the lost commit made the workflow wait")
 				}
@@ -430,7 +417,7 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 		for id, task := range before {
 			unchanged(t, s, task, logs[id])
 		}
-		require.ElementsMatch(t, []string{wf.ID, otherWf.ID}, ids(claim(t, s, wakeAt).Tasks), "both workflows still wait")
+		require.ElementsMatch(t, []string{wf.ID, otherWf.ID}, idsOf(claimDue(t, s, wakeAt).Tasks), "both workflows still wait")
 	})
 
 	t.Run("At", func(t *testing.T) {

@@ -31,19 +31,6 @@ func testWorkflowWait(t *testing.T, newStore func(testing.TB) store.Store) {
 			Input: Frame(id), OnRestart: store.OnRestartResume, Timeout: time.Second,
 			Retry: store.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{"bad"}}}
 	}
-	claim := func(t *testing.T, s store.Store, at time.Time) *store.WorkflowClaimResult {
-		t.Helper()
-		res, err := s.WorkflowClaim(t.Context(), &store.WorkflowClaimParams{Limit: 10, Now: at})
-		require.NoError(t, err)
-		return res
-	}
-	ids := func(ts []*store.Task) []string {
-		out := []string{}
-		for _, t := range ts {
-			out = append(out, t.ID)
-		}
-		return out
-	}
 
 	t.Run("WaitForChildren", func(t *testing.T) {
 		t.Parallel()
@@ -77,22 +64,22 @@ func testWorkflowWait(t *testing.T, newStore func(testing.TB) store.Store) {
 			require.Equal(t, Frame(id), c.Input)
 			MustCheckLog(t, s, id)
 		}
-		res := claim(t, s, time.Now().Add(365*24*time.Hour))
+		res := claimDue(t, s, time.Now().Add(365*24*time.Hour))
 		require.Empty(t, res.Tasks, "a workflow waiting for activities is not due at any time")
 		require.True(t, res.NextWakeAt.IsZero())
 
 		claimed, err := s.TaskClaim(ctx, &store.TaskClaimParams{Limit: 10})
 		require.NoError(t, err)
-		require.ElementsMatch(t, []string{c1, c2}, ids(claimed), "the workflow holds no queue slot")
+		require.ElementsMatch(t, []string{c1, c2}, idsOf(claimed), "the workflow holds no queue slot")
 		MustTransition(t, s, &store.TaskTransitionParams{ID: c1, From: []store.Status{store.StatusLoading}, To: store.StatusRunning})
 		MustTransition(t, s, &store.TaskTransitionParams{ID: c1, From: []store.Status{store.StatusRunning}, To: store.StatusCompleted,
 			Output: Frame("one"), WakeParent: true,
 			ParentEvents: []store.EventDraft{{Type: "activity.completed", Payload: json.RawMessage(`{"task_id":"` + c1 + `"}`)}}})
-		res = claim(t, s, time.Time{})
-		require.Equal(t, []string{wf.ID}, ids(res.Tasks), "the finished child woke the workflow")
+		res = claimDue(t, s, time.Time{})
+		require.Equal(t, []string{wf.ID}, idsOf(res.Tasks), "the finished child woke the workflow")
 		require.Equal(t, store.StatusRunning, res.Tasks[0].Status)
 		require.Equal(t, wf.LastSeq+3, res.Tasks[0].LastSeq)
-		require.Empty(t, claim(t, s, time.Time{}).Tasks, "a claimed workflow is handed out once")
+		require.Empty(t, claimDue(t, s, time.Time{}).Tasks, "a claimed workflow is handed out once")
 		MustCheckLog(t, s, wf.ID)
 	})
 
@@ -104,7 +91,7 @@ func testWorkflowWait(t *testing.T, newStore func(testing.TB) store.Store) {
 		_, err := s.EventAppend(ctx, &store.EventAppendParams{TaskID: wf.ID, Wake: true,
 			Events: []store.EventDraft{{Type: "signal.received", Payload: json.RawMessage(`{"name":"go"}`)}}})
 		require.NoError(t, err)
-		require.Empty(t, claim(t, s, time.Time{}).Tasks, "a signal to a workflow in a run wakes nothing")
+		require.Empty(t, claimDue(t, s, time.Time{}).Tasks, "a signal to a workflow in a run wakes nothing")
 
 		c1 := store.NewID(store.TaskIDPrefix)
 		res, err := s.WorkflowCommit(ctx, &store.WorkflowCommitParams{ID: wf.ID, LastSeq: wf.LastSeq, Wait: true,
@@ -116,7 +103,7 @@ func testWorkflowWait(t *testing.T, newStore func(testing.TB) store.Store) {
 		require.Equal(t, wf.LastSeq+1, got.LastSeq, "the current task comes with the conflict")
 		_, err = s.TaskGet(ctx, c1)
 		require.ErrorIs(t, err, store.ErrNotFound, "nothing of a lost commit is written")
-		require.Empty(t, claim(t, s, time.Now().Add(time.Hour)).Tasks)
+		require.Empty(t, claimDue(t, s, time.Now().Add(time.Hour)).Tasks)
 		require.Equal(t, "response.created task.status_changed response.in_progress signal.received", types(MustEvents(t, s, wf.ID)))
 
 		_, err = s.WorkflowCommit(ctx, &store.WorkflowCommitParams{ID: wf.ID, LastSeq: got.LastSeq, Wait: true})
@@ -136,19 +123,19 @@ func testWorkflowWait(t *testing.T, newStore func(testing.TB) store.Store) {
 			_, err := s.WorkflowCommit(ctx, &store.WorkflowCommitParams{ID: w.task.ID, LastSeq: w.task.LastSeq, Wait: true, WakeAt: w.at})
 			require.NoError(t, err)
 		}
-		res := claim(t, s, at.Add(-time.Millisecond))
+		res := claimDue(t, s, at.Add(-time.Millisecond))
 		require.Empty(t, res.Tasks)
 		require.True(t, at.Equal(res.NextWakeAt), "next wake %s, want %s", res.NextWakeAt, at)
-		res = claim(t, s, at)
-		require.Equal(t, []string{early.ID}, ids(res.Tasks))
+		res = claimDue(t, s, at)
+		require.Equal(t, []string{early.ID}, idsOf(res.Tasks))
 		require.True(t, at.Add(time.Minute).Equal(res.NextWakeAt))
 
 		// A signal wakes a workflow before its time.
 		_, err := s.EventAppend(ctx, &store.EventAppendParams{TaskID: late.ID, Wake: true,
 			Events: []store.EventDraft{{Type: "signal.received"}}})
 		require.NoError(t, err)
-		res = claim(t, s, time.Time{})
-		require.Equal(t, []string{late.ID}, ids(res.Tasks))
+		res = claimDue(t, s, time.Time{})
+		require.Equal(t, []string{late.ID}, idsOf(res.Tasks))
 		require.True(t, res.NextWakeAt.IsZero())
 	})
 
@@ -172,7 +159,7 @@ func testWorkflowWait(t *testing.T, newStore func(testing.TB) store.Store) {
 				// It waited once, with a timer, and was claimed.
 				_, err := s.WorkflowCommit(ctx, &store.WorkflowCommitParams{ID: wf.ID, LastSeq: wf.LastSeq, Wait: true, WakeAt: time.Now()})
 				require.NoError(t, err)
-				require.Len(t, claim(t, s, time.Time{}).Tasks, 1)
+				require.Len(t, claimDue(t, s, time.Time{}).Tasks, 1)
 
 				c1 := store.NewID(store.TaskIDPrefix)
 				p := tc.p
@@ -215,7 +202,7 @@ func testWorkflowWait(t *testing.T, newStore func(testing.TB) store.Store) {
 		MustLoading(t, s, retried.ID)
 		again := MustTransition(t, s, &store.TaskTransitionParams{ID: retried.ID, From: []store.Status{store.StatusLoading}, To: store.StatusRunning})
 		require.Equal(t, 2, again.Attempt)
-		res := claim(t, s, at)
+		res := claimDue(t, s, at)
 		require.Empty(t, res.Tasks, "stale waits are dropped")
 		require.True(t, res.NextWakeAt.IsZero())
 	})
@@ -234,7 +221,7 @@ func testWorkflowWait(t *testing.T, newStore func(testing.TB) store.Store) {
 		require.ElementsMatch(t, []string{inRun.ID, waiting.ID, activity.ID}, rec.Resumed)
 
 		require.NoError(t, s.WorkflowResume(ctx, rec.Resumed))
-		require.Equal(t, []string{inRun.ID}, ids(claim(t, s, time.Time{}).Tasks),
+		require.Equal(t, []string{inRun.ID}, idsOf(claimDue(t, s, time.Time{}).Tasks),
 			"the workflow that was in a run runs again; the waiting one keeps waiting")
 		require.NoError(t, s.WorkflowResume(ctx, []string{store.NewID(store.TaskIDPrefix)}), "unknown ids are ignored")
 	})
@@ -375,4 +362,21 @@ func testWorkflowHandOff(t *testing.T, newStore func(testing.TB) store.Store) {
 		_, err = s.WorkflowChildEnd(ctx, &store.TaskTransitionParams{ID: c1, From: []store.Status{store.StatusRunning}, To: store.StatusQueued})
 		require.ErrorIs(t, err, store.ErrInvalid, "only an end")
 	})
+}
+
+// claimDue claims up to 10 waiting workflows due at at.
+func claimDue(t *testing.T, s store.Store, at time.Time) *store.WorkflowClaimResult {
+	t.Helper()
+	res, err := s.WorkflowClaim(t.Context(), &store.WorkflowClaimParams{Limit: 10, Now: at})
+	require.NoError(t, err)
+	return res
+}
+
+// idsOf returns the ids of ts, in order.
+func idsOf(ts []*store.Task) []string {
+	out := []string{}
+	for _, t := range ts {
+		out = append(out, t.ID)
+	}
+	return out
 }
