@@ -142,6 +142,9 @@ func (t *tx) flushEvents() error {
 	return nil
 }
 
+// eventBlock is how many events EventList allocates at once.
+const eventBlock = 256
+
 // EventList implements store.Store.
 func (db *DB) EventList(ctx context.Context, p *store.EventListParams) ([]*store.Event, error) {
 	limit := p.Limit
@@ -155,13 +158,19 @@ func (db *DB) EventList(ctx context.Context, p *store.EventListParams) ([]*store
 		return nil, fmt.Errorf("list events: %w", err)
 	}
 	defer rows.Close()
-	var out []*store.Event
+	var (
+		out     []*store.Event
+		block   []store.Event // events are allocated in blocks: a journal reads thousands
+		payload string
+		created int64
+	)
 	for rows.Next() {
-		var (
-			e       = &store.Event{TaskID: p.TaskID}
-			payload string
-			created int64
-		)
+		if len(block) == 0 {
+			block = make([]store.Event, min(limit-len(out), eventBlock))
+		}
+		e := &block[0]
+		block = block[1:]
+		e.TaskID = p.TaskID
 		if err := rows.Scan(&e.Seq, &e.Type, &payload, &created); err != nil {
 			return nil, fmt.Errorf("list events: %w", classify(err))
 		}
