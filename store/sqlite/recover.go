@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -130,6 +131,17 @@ func (t *tx) recoverTask(task *store.Task, n time.Time, res *store.TaskRecoverRe
 		res.Requeued = append(res.Requeued, task.ID)
 	default: // running, policy resume: stays running with its checkpoint
 		res.Resumed = append(res.Resumed, task.ID)
+		if task.Kind == store.KindWorkflow {
+			// A workflow that waited goes on waiting: nothing of it ran
+			// when the daemon stopped, so its log gets no event at each
+			// restart.
+			switch err := t.checkWaiting(task); {
+			case err == nil:
+				return nil
+			case !errors.Is(err, store.ErrConflict):
+				return err
+			}
+		}
 		return t.withTask(task.ID, func(cur *store.Task) error {
 			prev := cur.LastSeq
 			cur.LastSeq++

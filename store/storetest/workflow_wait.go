@@ -216,9 +216,16 @@ func testWorkflowWait(t *testing.T, newStore func(testing.TB) store.Store) {
 		activity := MustRunning(t, s, &store.TaskInsertParams{OnRestart: store.OnRestartResume})
 		_, err := s.WorkflowCommit(ctx, &store.WorkflowCommitParams{ID: waiting.ID, LastSeq: waiting.LastSeq, Wait: true})
 		require.NoError(t, err)
+		waitingBefore := MustCheckLog(t, s, waiting.ID)
 		rec, err := s.TaskRecover(ctx)
 		require.NoError(t, err)
 		require.ElementsMatch(t, []string{inRun.ID, waiting.ID, activity.ID}, rec.Resumed)
+		for _, id := range []string{inRun.ID, activity.ID} {
+			evs := MustEvents(t, s, id)
+			require.Equal(t, store.EventRecovered, evs[len(evs)-1].Type, "what was running when the daemon stopped says so")
+		}
+		require.Equal(t, waitingBefore.LastSeq, MustCheckLog(t, s, waiting.ID).LastSeq,
+			"a workflow that waited gets no event: nothing of it was running")
 
 		require.NoError(t, s.WorkflowResume(ctx, rec.Resumed))
 		require.Equal(t, []string{inRun.ID}, idsOf(claimDue(t, s, time.Time{}).Tasks),
