@@ -69,9 +69,6 @@ func (e *Engine) worker() {
 // cancel wins a race, the worker finishes the cancel instead.
 func (w *worker) run(it workItem) {
 	e := w.e
-	if e.runCtx.Err() != nil {
-		return // shutdown: a claimed task stays loading, for start-up recovery
-	}
 	w.task, w.parent, w.fold = it.task, it.parent, it.fold
 	ctx := context.Background() // writes finish even during shutdown
 	defer func() {
@@ -85,6 +82,9 @@ func (w *worker) run(it workItem) {
 		}
 		w.task, w.parent = nil, nil
 	}()
+	if e.runCtx.Err() != nil {
+		return // shutdown: a claimed task stays loading, for start-up recovery
+	}
 	deadline := totalDeadline(it.task)
 	if !w.load(ctx, it, deadline) {
 		return
