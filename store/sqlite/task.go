@@ -85,7 +85,6 @@ func (db *DB) TaskInsert(ctx context.Context, p *store.TaskInsertParams) (*store
 	return task, nil
 }
 
-// orDefault returns v, or def when v is the zero value.
 // insertTask inserts the task of p under id, owned by owner, with its
 // first event; with start it is inserted running in attempt 1, with the
 // status events of a claim and a start, as a caller that runs it at once
@@ -154,6 +153,7 @@ func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, star
 	return task, nil
 }
 
+// orDefault returns v, or def when v is the zero value.
 func orDefault[T comparable](v, def T) T {
 	var zero T
 	if v == zero {
