@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/codec/codectest"
 )
 
 // Pinned digests of the seeds' benchmark (reference §2.4).
@@ -24,7 +25,7 @@ const (
 // only key is "$avro_bytes" is the corpus's sentinel for bytes.
 func benchValue(tb testing.TB) codec.Value {
 	tb.Helper()
-	data := readConformance(tb, "avro-value-benchmark-v1.json")
+	data := codectest.ReadFile(tb, "avro-value-benchmark-v1.json")
 	sum := sha256.Sum256(data)
 	require.Equal(tb, benchCorpusSHA256, hex.EncodeToString(sum[:]))
 	dec := json.NewDecoder(bytes.NewReader(data))

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
-	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/codec/codectest"
 )
 
 // goldenValues are the values of the golden cases (reference §2.2: the file
@@ -81,7 +82,7 @@ func goldenFileValue(tb testing.TB, kind string, raw json.RawMessage, b64 string
 }
 
 func TestGoldenHeader(t *testing.T) {
-	g := loadGolden(t)
+	g := codectest.LoadGolden(t)
 	require.Equal(t, "durable_workflow.protocol.Value", g.Schema)
 	require.Equal(t, hex.EncodeToString(codec.Fingerprint[:]), g.Fingerprint)
 	require.Equal(t, hex.EncodeToString(codec.Magic[:]), g.MagicHex)
@@ -89,7 +90,7 @@ func TestGoldenHeader(t *testing.T) {
 }
 
 func TestGoldenCases(t *testing.T) {
-	g := loadGolden(t)
+	g := codectest.LoadGolden(t)
 	require.Len(t, g.Cases, len(goldenValues), "every golden case has an expected value and no more")
 	header := append(codec.Magic[:], codec.Fingerprint[:]...)
 	for _, c := range g.Cases {
@@ -163,7 +164,7 @@ func TestGoldenCases(t *testing.T) {
 }
 
 func TestGoldenAlternateMapOrders(t *testing.T) {
-	g := loadGolden(t)
+	g := codectest.LoadGolden(t)
 	require.NotEmpty(t, g.AlternateMapOrders)
 	want := map[string][]codec.Value{
 		"nested_map_list": {
@@ -202,7 +203,7 @@ func TestGoldenAlternateMapOrders(t *testing.T) {
 }
 
 func TestGoldenMalformedFrames(t *testing.T) {
-	g := loadGolden(t)
+	g := codectest.LoadGolden(t)
 	require.NotEmpty(t, g.MalformedFrames)
 	for _, c := range g.MalformedFrames {
 		t.Run(c.Name, func(t *testing.T) {
@@ -342,11 +343,11 @@ func requireCodecRejected(tb testing.TB, err error, want, forbidden codec.Code) 
 }
 
 func TestCodecRegressions(t *testing.T) {
-	dirs, err := os.ReadDir(conformanceDir + "/codec-regressions")
+	dirs, err := os.ReadDir(filepath.Join(codectest.Dir(t), "codec-regressions"))
 	require.NoError(t, err)
 	var ran int
 	for _, dir := range dirs {
-		files, err := os.ReadDir(path.Join(conformanceDir, "codec-regressions", dir.Name()))
+		files, err := os.ReadDir(filepath.Join(codectest.Dir(t), "codec-regressions", dir.Name()))
 		require.NoError(t, err)
 		for _, f := range files {
 			if !strings.HasSuffix(f.Name(), ".json") {
@@ -355,7 +356,7 @@ func TestCodecRegressions(t *testing.T) {
 			name := dir.Name() + "/" + f.Name()
 			t.Run(name, func(t *testing.T) {
 				var fx regressionFixture
-				dec := json.NewDecoder(bytes.NewReader(readConformance(t, "codec-regressions/"+name)))
+				dec := json.NewDecoder(bytes.NewReader(codectest.ReadFile(t, "codec-regressions/"+name)))
 				dec.DisallowUnknownFields()
 				require.NoError(t, dec.Decode(&fx))
 				require.Equal(t, "durable-workflow.codec-regression/v1", fx.FixtureSchema)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/codec/codectest"
 )
 
 // requirePullMatches reads frame with every Reset method of d and checks
@@ -60,7 +61,7 @@ func requirePullMatches(tb testing.TB, d *codec.Decoder, frame []byte) {
 
 func TestDecoderMatchesDecodeFrame(t *testing.T) {
 	var d codec.Decoder
-	g := loadGolden(t)
+	g := codectest.LoadGolden(t)
 	t.Run("golden", func(t *testing.T) {
 		for _, c := range g.Cases {
 			requirePullMatches(t, &d, unb64(t, c.WireBase64))

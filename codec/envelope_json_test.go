@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/codec/codectest"
 )
 
 func TestAppendEnvelopeJSON(t *testing.T) {
@@ -110,7 +111,7 @@ func envelopeInputs(tb testing.TB) []string {
 		`{}`,
 	}
 	// Every golden frame, valid or malformed, in a compact envelope.
-	g := loadGolden(tb)
+	g := codectest.LoadGolden(tb)
 	for _, c := range g.Cases {
 		inputs = append(inputs, `{"codec":"avro","blob":"`+c.WireBase64+`"}`)
 	}

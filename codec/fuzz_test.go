@@ -5,13 +5,14 @@ import (
 	"testing"
 
 	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/codec/codectest"
 )
 
 // addGoldenFrames seeds f with every frame of the golden vectors, valid and
 // malformed.
 func addGoldenFrames(f *testing.F) {
 	f.Helper()
-	g := loadGolden(f)
+	g := codectest.LoadGolden(f)
 	for _, c := range g.Cases {
 		f.Add(unb64(f, c.WireBase64))
 	}
@@ -84,7 +85,7 @@ func FuzzDecodeFrame(f *testing.F) {
 // code, and whatever parses prints and parses back to the same value and
 // the same text, and survives a frame round trip.
 func FuzzProjection(f *testing.F) {
-	g := loadGolden(f)
+	g := codectest.LoadGolden(f)
 	for _, c := range g.Cases {
 		v, err := codec.DecodeFrame(unb64(f, c.WireBase64))
 		if err != nil {

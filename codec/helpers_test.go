@@ -1,11 +1,7 @@
 package codec_test
 
 import (
-	"bytes"
 	"encoding/base64"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"sort"
 	"testing"
 
@@ -13,52 +9,6 @@ import (
 
 	"github.com/weft-run/weft/codec"
 )
-
-// conformanceDir is the seeds' shared conformance folder, next to the
-// repository (tests run in the package directory).
-const conformanceDir = "../../shared/conformance"
-
-// readConformance reads a file of the shared conformance folder.
-func readConformance(tb testing.TB, name string) []byte {
-	tb.Helper()
-	data, err := os.ReadFile(filepath.Join(conformanceDir, filepath.FromSlash(name)))
-	require.NoError(tb, err, "the conformance vectors live in %s", conformanceDir)
-	return data
-}
-
-// goldenFile is avro-value-v1-golden.json (reference §2.2).
-type goldenFile struct {
-	Schema      string `json:"schema"`
-	Fingerprint string `json:"fingerprint"`
-	MagicHex    string `json:"magic_hex"`
-	Cases       []struct {
-		Name        string          `json:"name"`
-		Kind        string          `json:"kind"`
-		Value       json.RawMessage `json:"value"`
-		ValueBase64 string          `json:"value_base64"`
-		WireBase64  string          `json:"wire_base64"`
-	} `json:"cases"`
-	AlternateMapOrders []struct {
-		Name       string   `json:"name"`
-		WireBase64 []string `json:"wire_base64"`
-	} `json:"alternate_map_orders"`
-	MalformedFrames []struct {
-		Name       string `json:"name"`
-		Error      string `json:"error"`
-		WireBase64 string `json:"wire_base64"`
-	} `json:"malformed_frames"`
-}
-
-// loadGolden reads and parses the golden vectors.
-func loadGolden(tb testing.TB) goldenFile {
-	tb.Helper()
-	var g goldenFile
-	dec := json.NewDecoder(bytes.NewReader(readConformance(tb, "avro-value-v1-golden.json")))
-	dec.DisallowUnknownFields()
-	require.NoError(tb, dec.Decode(&g))
-	require.NotEmpty(tb, g.Cases)
-	return g
-}
 
 // unb64 decodes standard base64 or fails the test.
 func unb64(tb testing.TB, s string) []byte {

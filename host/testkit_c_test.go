@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -16,6 +15,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/weft-run/weft/codec/codectest"
 
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/host"
@@ -44,9 +45,6 @@ import (
 const (
 	testkitCPath = "../plugins/testkit-c/testkit-c.wasm" // plugins/testkit-c/testkit.c
 	helloCPath   = "../examples/hello-c/hello.wasm"      // examples/hello-c/hello.c
-	// cConformanceDir is the seeds' shared conformance folder, next to the
-	// repository (tests run in the package directory).
-	cConformanceDir = "../../shared/conformance"
 )
 
 // cKit is a host with the testkits compiled.
@@ -350,35 +348,6 @@ func TestTestkitC(t *testing.T) {
 	})
 }
 
-// cGolden is the part of avro-value-v1-golden.json these tests use.
-type cGolden struct {
-	Cases []struct {
-		Name       string `json:"name"`
-		WireBase64 string `json:"wire_base64"`
-	} `json:"cases"`
-	AlternateMapOrders []struct {
-		Name       string   `json:"name"`
-		WireBase64 []string `json:"wire_base64"`
-	} `json:"alternate_map_orders"`
-	MalformedFrames []struct {
-		Name       string `json:"name"`
-		Error      string `json:"error"`
-		WireBase64 string `json:"wire_base64"`
-	} `json:"malformed_frames"`
-}
-
-// mustCGolden reads the golden vectors of the Avro Value protocol.
-func mustCGolden(tb testing.TB) cGolden {
-	tb.Helper()
-	data, err := os.ReadFile(filepath.Join(cConformanceDir, "avro-value-v1-golden.json"))
-	require.NoError(tb, err, "the conformance vectors live in %s", cConformanceDir)
-	var g cGolden
-	require.NoError(tb, json.Unmarshal(data, &g))
-	require.NotEmpty(tb, g.Cases)
-	require.NotEmpty(tb, g.MalformedFrames)
-	return g
-}
-
 func mustCBase64(tb testing.TB, s string) []byte {
 	tb.Helper()
 	b, err := base64.StdEncoding.DecodeString(s)
@@ -407,7 +376,7 @@ func cCodecOutcome(tb testing.TB, in []byte) string {
 func TestCCodecGolden(t *testing.T) {
 	t.Parallel()
 	k := mustCKit(t, true)
-	g := mustCGolden(t)
+	g := codectest.LoadGolden(t)
 	for _, c := range g.Cases {
 		t.Run(c.Name, func(t *testing.T) {
 			in := mustCBase64(t, c.WireBase64)
@@ -437,7 +406,7 @@ func TestCCodecGolden(t *testing.T) {
 func TestCCodecMalformed(t *testing.T) {
 	t.Parallel()
 	k := mustCKit(t, true)
-	g := mustCGolden(t)
+	g := codectest.LoadGolden(t)
 	for _, mf := range g.MalformedFrames {
 		t.Run(mf.Name, func(t *testing.T) {
 			frame := mustCBase64(t, mf.WireBase64)
@@ -626,7 +595,7 @@ func TestCCodecDifferential(t *testing.T) {
 		}
 	})
 	t.Run("Corruptions", func(t *testing.T) {
-		for _, c := range mustCGolden(t).Cases {
+		for _, c := range codectest.LoadGolden(t).Cases {
 			frames = append(frames, mustCBase64(t, c.WireBase64))
 		}
 		outcomes := map[string]int{}

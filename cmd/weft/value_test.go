@@ -3,11 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/weft-run/weft/codec/codectest"
 )
 
 // runValue runs `weft` with args and stdin, and returns the exit status,
@@ -19,41 +20,13 @@ func runValue(tb testing.TB, stdin string, args ...string) (int, string, string)
 	return code, stdout.String(), stderr.String()
 }
 
-// valueGolden is the part of the shared golden vectors the CLI tests use.
-type valueGolden struct {
-	Cases []struct {
-		Name       string `json:"name"`
-		WireBase64 string `json:"wire_base64"`
-	} `json:"cases"`
-	AlternateMapOrders []struct {
-		Name       string   `json:"name"`
-		WireBase64 []string `json:"wire_base64"`
-	} `json:"alternate_map_orders"`
-	MalformedFrames []struct {
-		Name       string `json:"name"`
-		Error      string `json:"error"`
-		WireBase64 string `json:"wire_base64"`
-	} `json:"malformed_frames"`
-}
-
-// loadValueGolden reads the golden vectors next to the repository.
-func loadValueGolden(tb testing.TB) valueGolden {
-	tb.Helper()
-	data, err := os.ReadFile("../../../shared/conformance/avro-value-v1-golden.json")
-	require.NoError(tb, err)
-	var g valueGolden
-	require.NoError(tb, json.Unmarshal(data, &g))
-	require.NotEmpty(tb, g.Cases)
-	return g
-}
-
 // envelopeLine is the envelope `weft value encode` prints for a blob.
 func envelopeLine(blob string) string {
 	return `{"codec":"avro","blob":"` + blob + `"}` + "\n"
 }
 
 func TestValueDecodeEncodeGolden(t *testing.T) {
-	g := loadValueGolden(t)
+	g := codectest.LoadGolden(t)
 	wires := map[string]string{}
 	for _, c := range g.Cases {
 		wires[c.Name] = c.WireBase64
@@ -107,7 +80,7 @@ func TestValueEncode(t *testing.T) {
 }
 
 func TestValueFailures(t *testing.T) {
-	g := loadValueGolden(t)
+	g := codectest.LoadGolden(t)
 	type failure struct {
 		name  string
 		args  []string
