@@ -1,14 +1,19 @@
-// Package codectest reads the shared conformance vectors of the Avro Value
-// protocol (the folder shared/conformance beside the repository) for the
+// Package codectest reads the conformance vectors of the Avro Value
+// protocol (codec/testdata/conformance, copied unchanged from the Durable
+// Workflow SDKs and listed with their SHA-256 in its SHA256SUMS) for the
 // tests of package codec and of the packages built on it, so that each
-// reads them one way. It uses the standard library only.
+// reads them one way and checks them against the manifest first. It uses
+// the standard library only.
 package codectest
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -38,7 +43,12 @@ type Golden struct {
 	} `json:"malformed_frames"`
 }
 
-// Dir returns the conformance folder: shared/conformance beside the
+// ManifestFile is the name of the manifest in the conformance folder: one
+// line per file, the hex SHA-256, two spaces and the slash-separated path
+// (the output of sha256sum).
+const ManifestFile = "SHA256SUMS"
+
+// Dir returns the conformance folder: codec/testdata/conformance under the
 // directory that holds go.mod, found upward from the working directory
 // (go test runs a package's tests in its directory).
 func Dir(tb testing.TB) string {
@@ -49,7 +59,7 @@ func Dir(tb testing.TB) string {
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared", "conformance")
+			return filepath.Join(dir, "codec", "testdata", "conformance")
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -59,7 +69,9 @@ func Dir(tb testing.TB) string {
 	}
 }
 
-// ReadFile reads the file name (slash-separated) of the conformance folder.
+// ReadFile reads the file name (slash-separated) of the conformance folder
+// and fails the test unless the manifest lists it with the SHA-256 of the
+// bytes read: the vectors are data to be kept byte for byte.
 func ReadFile(tb testing.TB, name string) []byte {
 	tb.Helper()
 	dir := Dir(tb)
@@ -67,7 +79,34 @@ func ReadFile(tb testing.TB, name string) []byte {
 	if err != nil {
 		tb.Fatalf("the conformance vectors live in %s: %v", dir, err)
 	}
+	want, ok := Manifest(tb)[name]
+	if !ok {
+		tb.Fatalf("%s is not listed in %s", name, ManifestFile)
+	}
+	if got := sha256.Sum256(data); hex.EncodeToString(got[:]) != want {
+		tb.Fatalf("%s has SHA-256 %x, but %s lists %s: the vectors must stay unchanged", name, got, ManifestFile, want)
+	}
 	return data
+}
+
+// Manifest reads the manifest: the hex SHA-256 of each file, by its
+// slash-separated path in the conformance folder. A malformed line fails
+// the test.
+func Manifest(tb testing.TB) map[string]string {
+	tb.Helper()
+	data, err := os.ReadFile(filepath.Join(Dir(tb), ManifestFile))
+	if err != nil {
+		tb.Fatalf("conformance manifest: %v", err)
+	}
+	sums := make(map[string]string)
+	for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		sum, name, ok := strings.Cut(line, "  ")
+		if b, err := hex.DecodeString(sum); !ok || err != nil || len(b) != sha256.Size || name == "" {
+			tb.Fatalf("%s line %d is not \"<sha256>  <path>\": %q", ManifestFile, i+1, line)
+		}
+		sums[name] = sum
+	}
+	return sums
 }
 
 // LoadGolden reads and parses the golden vectors; a field the type does
