@@ -261,17 +261,22 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// parseDuration accepts Go durations ("30s", "1m") and plain milliseconds.
+// parseDuration accepts Go durations with a unit ("30s", "1m", "500ms"). A
+// bare number is a usage error: it would be ambiguous between seconds and
+// milliseconds.
 func parseDuration(s string) (time.Duration, error) {
 	if s == "" {
 		return 0, nil
 	}
-	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return time.Duration(ms) * time.Millisecond, nil
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		return 0, usageError{fmt.Errorf("duration %q needs a unit, e.g. %ss or %sms", s, s, s)}
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
-		return 0, usageError{fmt.Errorf("invalid duration %q", s)}
+		return 0, usageError{fmt.Errorf("invalid duration %q (use a unit, e.g. 30s, 1m or 500ms)", s)}
+	}
+	if d <= 0 {
+		return 0, usageError{fmt.Errorf("duration %q must be positive", s)}
 	}
 	return d, nil
 }

@@ -70,7 +70,7 @@ func TestE2ESmoke(t *testing.T) {
 			code   int
 			stderr string
 		}{
-			{name: "FailedTask", args: []string{"run", "testkit", "fail", "--input", `{"type":"Boom","message":"it broke","non_retryable":true}`}, code: 1, stderr: "failed: application_error: it broke"},
+			{name: "FailedTask", args: []string{"run", "testkit", "fail", "--input", `{"type":"Boom","message":"it broke","non_retryable":true}`}, code: 1, stderr: "failed: Boom: it broke"},
 			{name: "TrappedTask", args: []string{"run", "testkit", "trap"}, code: 1, stderr: "failed: trap"},
 			{name: "UnknownModule", args: []string{"run", "nosuch", "echo"}, code: 1, stderr: "module_not_found"},
 			{name: "UnknownFunction", args: []string{"run", "testkit", "nosuch"}, code: 1, stderr: "function_not_found"},

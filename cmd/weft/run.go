@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -17,7 +20,9 @@ func newRunCmd() *cobra.Command {
 		Short: "start a task and print its output (or only its id with --background)",
 		Long: "run starts FUNCTION of MODULE with a JSON input (the typed projection of a Value).\n" +
 			"Without --background it follows the task's events and prints the output\n" +
-			"projection; a failed or cancelled task exits with status 1.",
+			"projection (with --json, the whole response); a failed or cancelled task\n" +
+			"exits with status 1, also with --json. The task id goes to stderr at once;\n" +
+			"Ctrl-C detaches (the task goes on) and says how to watch or cancel it.",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch onRestart {
@@ -69,15 +74,25 @@ func newRunCmd() *cobra.Command {
 				_, err := fmt.Fprintln(out, t.ID)
 				return err
 			}
-			// Follow the task to its end, then print its response.
+			// Follow the task to its end, then print its response. The id
+			// goes to stderr at once, so that an interrupted run can be
+			// found again.
+			fmt.Fprintf(cmd.ErrOrStderr(), "task %s %s\n", t.ID, t.Status)
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
 			var final []byte
-			err = c.stream(cmd.Context(), "/v1/tasks/"+t.ID+"/events", "", func(ev sseEvent) (bool, error) {
+			err = c.stream(ctx, "/v1/tasks/"+t.ID+"/events", "", func(ev sseEvent) (bool, error) {
 				if isTerminalEvent(ev.Event) {
 					final = ev.Data
 					return true, nil
 				}
 				return false, nil
 			})
+			if ctx.Err() != nil && cmd.Context().Err() == nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "detached from task %s; it goes on in the daemon.\n"+
+					"  follow it: weft tasks watch %s\n  cancel it: weft tasks cancel %s\n", t.ID, t.ID, t.ID)
+				return exitError{code: 130}
+			}
 			if err != nil {
 				return err
 			}
@@ -87,10 +102,6 @@ func newRunCmd() *cobra.Command {
 			if err := json.Unmarshal(final, &e); err != nil || e.Response == nil {
 				return fmt.Errorf("task %s: event stream ended before the task finished", t.ID)
 			}
-			if o.json {
-				_, err := fmt.Fprintln(out, string(e.Response))
-				return err
-			}
 			var resp struct {
 				Status string          `json:"status"`
 				Output json.RawMessage `json:"output"`
@@ -99,12 +110,17 @@ func newRunCmd() *cobra.Command {
 			if err := json.Unmarshal(e.Response, &resp); err != nil {
 				return fmt.Errorf("decode response: %w", err)
 			}
-			if resp.Status != "completed" {
-				msg := resp.Status
-				if resp.Error != nil {
-					msg += ": " + resp.Error.Error()
+			if o.json {
+				if _, err := fmt.Fprintln(out, string(e.Response)); err != nil {
+					return err
 				}
-				return fmt.Errorf("task %s %s", t.ID, msg)
+				if resp.Status != "completed" {
+					return exitError{code: 1}
+				}
+				return nil
+			}
+			if resp.Status != "completed" {
+				return fmt.Errorf("task %s %s", t.ID, taskErrorText(resp.Status, resp.Error))
 			}
 			if len(resp.Output) == 0 {
 				resp.Output = json.RawMessage("null")
@@ -122,4 +138,18 @@ func newRunCmd() *cobra.Command {
 	f.StringVar(&timeout, "timeout", "", "wall-clock limit of one attempt, e.g. 30s")
 	f.StringVar(&idemKey, "idempotency-key", "", "Idempotency-Key header for a safe retry")
 	return cmd
+}
+
+// taskErrorText is how a finished task's status and error read to a
+// person: the plugin's error type when it gave one (invalid_name: name is
+// empty), else the error code.
+func taskErrorText(status string, e *apiError) string {
+	switch {
+	case e == nil:
+		return status
+	case e.Type != "":
+		return status + ": " + e.Type + ": " + e.Message
+	default:
+		return status + ": " + e.Code + ": " + e.Message
+	}
 }

@@ -244,12 +244,7 @@ func printTerminal(w io.Writer, id string, data []byte) {
 		} `json:"data"`
 	}
 	_ = json.Unmarshal(data, &e)
-	switch {
-	case e.Response.Error != nil:
-		fmt.Fprintf(w, "task %s %s: %s\n", id, e.Response.Status, e.Response.Error.Error())
-	default:
-		fmt.Fprintf(w, "task %s %s\n", id, e.Response.Status)
-	}
+	fmt.Fprintf(w, "task %s %s\n", id, taskErrorText(e.Response.Status, e.Response.Error))
 }
 
 // printDoc prints a JSON document from the daemon: as it came with compact,

@@ -3,7 +3,7 @@
 //
 // Build it as a WASI reactor (see README.md):
 //
-//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o hello.wasm .
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -o hello.wasm .
 //
 // The committed hello.wasm is built from the repository root with
 //
