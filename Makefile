@@ -15,7 +15,7 @@ help: ## list the targets
 
 .PHONY: build
 build: ## build the weft binary into bin/
-	$(GO) build -o $(BIN) ./cmd/weft
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/weft
 
 .PHONY: run
 run: build ## run the daemon on ./weft-data and deploy the bundled plugins

@@ -47,19 +47,24 @@ func addClientFlags(cmd *cobra.Command, o *clientOptions) {
 func (o *clientOptions) client() (*apiClient, error) {
 	addr := firstNonEmpty(o.addr, os.Getenv("WEFT_ADDR"), defaultAddr)
 	token := firstNonEmpty(o.token, os.Getenv("WEFT_TOKEN"))
+	var noToken string
 	if token == "" {
 		dir := firstNonEmpty(o.dataDir, os.Getenv("WEFT_DATA"), defaultDataDir)
-		b, err := os.ReadFile(filepath.Join(dir, adminTokenFile))
+		path := filepath.Join(dir, adminTokenFile)
+		b, err := os.ReadFile(path)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("read token: %w", err)
 		}
 		token = strings.TrimSpace(string(b))
+		if token == "" {
+			noToken = fmt.Sprintf("no token: %s not found and WEFT_TOKEN is not set; use --data DIR (the daemon's data directory), --token or WEFT_TOKEN", path)
+		}
 	}
 	base := addr
 	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
 		base = "http://" + base
 	}
-	return &apiClient{base: strings.TrimRight(base, "/"), token: token, http: &http.Client{}}, nil
+	return &apiClient{base: strings.TrimRight(base, "/"), token: token, noToken: noToken, http: &http.Client{}}, nil
 }
 
 // fetch sends r to the daemon found by o and returns the JSON answer.
@@ -88,7 +93,10 @@ func firstNonEmpty(ss ...string) string {
 type apiClient struct {
 	base  string
 	token string
-	http  *http.Client
+	// noToken, when no token was found, says where the client looked; it
+	// replaces the daemon's missing_credential answer.
+	noToken string
+	http    *http.Client
 }
 
 // apiError is an error document returned by the daemon.
@@ -153,7 +161,7 @@ func (c *apiClient) do(ctx context.Context, r request, out any) error {
 		return fmt.Errorf("read response: %w", err)
 	}
 	if resp.StatusCode/100 != 2 {
-		return decodeAPIError(resp.StatusCode, body)
+		return c.apiError(resp.StatusCode, body)
 	}
 	if out == nil {
 		return nil
@@ -166,6 +174,16 @@ func (c *apiClient) do(ctx context.Context, r request, out any) error {
 		return fmt.Errorf("decode response: %w", err)
 	}
 	return nil
+}
+
+// apiError decodes a non-2xx answer; a missing_credential answer to a
+// client that found no token says where it looked instead.
+func (c *apiClient) apiError(status int, body []byte) error {
+	err := decodeAPIError(status, body)
+	if ae, ok := err.(*apiError); ok && ae.Code == "missing_credential" && c.noToken != "" {
+		return errors.New(c.noToken)
+	}
+	return err
 }
 
 func decodeAPIError(status int, body []byte) error {
@@ -213,7 +231,7 @@ func (c *apiClient) stream(ctx context.Context, path string, lastID string, fn f
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		return decodeAPIError(resp.StatusCode, body)
+		return c.apiError(resp.StatusCode, body)
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)

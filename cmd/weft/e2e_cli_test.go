@@ -96,3 +96,98 @@ func TestE2ECLIRun(t *testing.T) {
 		d.MustCLI("tasks", "cancel", id)
 	})
 }
+
+// TestE2ECLIFlagsAndHelp checks weft run's retry and memory flags, version,
+// "did you mean", the missing-token message and shell completion of task
+// ids, module names and functions, against the real daemon.
+func TestE2ECLIFlagsAndHelp(t *testing.T) {
+	d := MustRunMain(t)
+	d.MustDeployTestkit()
+
+	t.Run("RetryFlags", func(t *testing.T) {
+		res := d.CLI("run", "testkit", "fail", "--input", `{"type":"flaky","message":"again"}`,
+			"--retry-attempts", "3", "--retry-initial-interval", "10ms", "--retry-backoff", "1", "--json")
+		require.Equal(t, 1, res.Code, res.Stderr)
+		var resp struct {
+			TaskID string `json:"task_id"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(res.Stdout), &resp))
+		require.Equal(t, 3, d.MustTask(resp.TaskID).Attempt)
+
+		res = d.CLI("run", "testkit", "fail", "--input", `{"type":"fatal","message":"no"}`,
+			"--retry-attempts", "3", "--retry-initial-interval", "10ms", "--retry-non-retryable", "fatal", "--json")
+		require.Equal(t, 1, res.Code, res.Stderr)
+		require.NoError(t, json.Unmarshal([]byte(res.Stdout), &resp))
+		require.Equal(t, 1, d.MustTask(resp.TaskID).Attempt)
+
+		for _, bad := range [][]string{{"--retry-attempts", "0"}, {"--retry-backoff", "0.5"}, {"--retry-initial-interval", "10"}} {
+			res := d.CLI(append([]string{"run", "testkit", "echo"}, bad...)...)
+			require.Equal(t, 2, res.Code, "%v: %s", bad, res.Stderr)
+		}
+	})
+
+	t.Run("MemoryLimit", func(t *testing.T) {
+		res := d.CLI("run", "testkit", "grow", "--memory-limit", "16MiB", "--json")
+		require.Equal(t, 1, res.Code, res.Stderr)
+		var resp struct {
+			Error struct {
+				Code string `json:"code"`
+			} `json:"error"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(res.Stdout), &resp))
+		require.Equal(t, "memory_limit", resp.Error.Code)
+		for _, bad := range []string{"lots", "-1MiB", "0", "1.5GiB"} {
+			res := d.CLI("run", "testkit", "echo", "--memory-limit", bad)
+			require.Equal(t, 2, res.Code, "--memory-limit %s: %s", bad, res.Stderr)
+			require.Contains(t, res.Stderr, "invalid size")
+		}
+	})
+
+	t.Run("Version", func(t *testing.T) {
+		out := d.MustCLI("version")
+		require.Contains(t, out, "wazero   v")
+		require.Contains(t, out, "sqlite   3.")
+		require.Contains(t, out, "go       go1.")
+		var v versionInfo
+		require.NoError(t, json.Unmarshal([]byte(d.MustCLI("version", "--json")), &v))
+		require.NotEmpty(t, v.Wazero)
+		require.True(t, strings.HasPrefix(d.MustCLI("--version"), "weft "))
+	})
+
+	t.Run("DidYouMean", func(t *testing.T) {
+		res := d.CLI("tsks", "list")
+		require.Equal(t, 2, res.Code)
+		require.Contains(t, res.Stderr, `did you mean "tasks"?`)
+		res = d.CLI("clients", "pari")
+		require.Equal(t, 2, res.Code)
+		require.Contains(t, res.Stderr, `did you mean "pair"?`)
+	})
+
+	t.Run("NoToken", func(t *testing.T) {
+		empty := t.TempDir()
+		res := d.CLI("tasks", "list", "--data", empty)
+		require.Equal(t, 1, res.Code)
+		require.Contains(t, res.Stderr, empty+"/admin.token not found")
+		require.Contains(t, res.Stderr, "--token or WEFT_TOKEN")
+		require.NotContains(t, res.Stderr, "missing_credential")
+	})
+
+	t.Run("Completion", func(t *testing.T) {
+		id := strings.TrimSpace(d.MustCLI("run", "testkit", "echo", "--input", "1", "--background"))
+		out := d.MustCLI("__complete", "tasks", "get", "")
+		require.Contains(t, out, id+"\ttestkit.echo ")
+		out = d.MustCLI("__complete", "tasks", "get", id[:len(id)-3])
+		require.Contains(t, out, id)
+		out = d.MustCLI("__complete", "run", "")
+		require.Contains(t, out, "testkit\tsha256:")
+		out = d.MustCLI("__complete", "run", "testkit", "ec")
+		require.Contains(t, out, "echo\tactivity")
+		require.NotContains(t, out, "sleep")
+		out = d.MustCLI("__complete", "modules", "rm", "")
+		require.Contains(t, out, "testkit")
+		// Nothing to reach: no completions, no error.
+		res := d.CLI("__complete", "tasks", "get", "", "--addr", "127.0.0.1:1")
+		require.Equal(t, 0, res.Code)
+		require.NotContains(t, res.Stdout, "task_")
+	})
+}

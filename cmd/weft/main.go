@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -74,7 +75,10 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		newBenchCmd(),
 		newValueCmd(),
 		newPreflightCmd(),
+		newVersionCmd(),
 	)
+	root.Version = buildVersion().String()
+	root.SetVersionTemplate("{{.Version}}\n")
 	markUsage(root)
 	return root
 }
@@ -82,6 +86,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 // markUsage makes argument-count errors and unknown subcommands usage errors
 // (exit status 2) throughout the tree.
 func markUsage(c *cobra.Command) {
+	c.SuggestionsMinimumDistance = 2
 	if c.Args != nil {
 		check := c.Args
 		c.Args = func(cmd *cobra.Command, args []string) error {
@@ -94,7 +99,11 @@ func markUsage(c *cobra.Command) {
 	if c.HasSubCommands() && c.RunE == nil && c.Run == nil {
 		c.Args = func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usageError{fmt.Errorf("unknown command %q for %q\nsee '%s --help'", args[0], cmd.CommandPath(), cmd.CommandPath())}
+				hint := ""
+				if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+					hint = "\ndid you mean " + strings.Join(quoteAll(s), " or ") + "?"
+				}
+				return usageError{fmt.Errorf("unknown command %q for %q%s\nsee '%s --help'", args[0], cmd.CommandPath(), hint, cmd.CommandPath())}
 			}
 			return nil
 		}
@@ -105,4 +114,13 @@ func markUsage(c *cobra.Command) {
 	for _, sub := range c.Commands() {
 		markUsage(sub)
 	}
+}
+
+// quoteAll quotes each of ss.
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = fmt.Sprintf("%q", s)
+	}
+	return out
 }

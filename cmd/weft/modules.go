@@ -118,9 +118,10 @@ func newModulesCmd() *cobra.Command {
 		},
 	}
 	get := &cobra.Command{
-		Use:   "get NAME",
-		Short: "show one module",
-		Args:  cobra.ExactArgs(1),
+		Use:               "get NAME",
+		ValidArgsFunction: completeModuleNames(&o, false),
+		Short:             "show one module",
+		Args:              cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			raw, err := o.fetch(cmd, request{method: http.MethodGet, path: "/v1/modules/" + url.PathEscape(args[0])})
 			if err != nil {
@@ -130,9 +131,10 @@ func newModulesCmd() *cobra.Command {
 		},
 	}
 	rm := &cobra.Command{
-		Use:   "rm NAME",
-		Short: "remove a module (tasks already pinned to it keep running)",
-		Args:  cobra.ExactArgs(1),
+		Use:               "rm NAME",
+		ValidArgsFunction: completeModuleNames(&o, false),
+		Short:             "remove a module (tasks already pinned to it keep running)",
+		Args:              cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := o.client()
 			if err != nil {

@@ -3,21 +3,28 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func newRunCmd() *cobra.Command {
 	var o clientOptions
 	var input, inputFile, onRestart, timeout, idemKey string
 	var background bool
+	var retry retryFlags
+	var memoryLimit string
 	cmd := &cobra.Command{
-		Use:   "run MODULE FUNCTION",
-		Short: "start a task and print its output (or only its id with --background)",
+		Use:               "run MODULE FUNCTION",
+		ValidArgsFunction: completeModuleNames(&o, true),
+		Short:             "start a task and print its output (or only its id with --background)",
 		Long: "run starts FUNCTION of MODULE with a JSON input (the typed projection of a Value).\n" +
 			"Without --background it follows the task's events and prints the output\n" +
 			"projection (with --json, the whole response); a failed or cancelled task\n" +
@@ -48,6 +55,20 @@ func newRunCmd() *cobra.Command {
 			}
 			if d > 0 {
 				req["timeout_ms"] = d.Milliseconds()
+			}
+			policy, err := retry.policy(cmd)
+			if err != nil {
+				return err
+			}
+			if policy != nil {
+				req["retry"] = policy
+			}
+			if memoryLimit != "" {
+				n, err := parseSize(memoryLimit)
+				if err != nil {
+					return usageError{fmt.Errorf("--memory-limit: %w", err)}
+				}
+				req["memory_limit_bytes"] = n
 			}
 			body, err := jsonBody(req)
 			if err != nil {
@@ -137,7 +158,91 @@ func newRunCmd() *cobra.Command {
 	f.StringVar(&onRestart, "on-restart", "", "what a daemon restart does to the task: fail, retry or resume (default fail)")
 	f.StringVar(&timeout, "timeout", "", "wall-clock limit of one attempt, e.g. 30s")
 	f.StringVar(&idemKey, "idempotency-key", "", "Idempotency-Key header for a safe retry")
+	f.StringVar(&memoryLimit, "memory-limit", "", "memory limit of each plugin call, e.g. 128MiB (default: the daemon's, 64MiB)")
+	retry.register(f)
 	return cmd
+}
+
+// retryFlags are weft run's flags for the task's retry policy.
+type retryFlags struct {
+	attempts     int
+	initial      string
+	backoff      float64
+	maxInterval  string
+	nonRetryable []string
+}
+
+func (r *retryFlags) register(f *pflag.FlagSet) {
+	f.IntVar(&r.attempts, "retry-attempts", 0, "most attempts of the task, the first included (1: no retry)")
+	f.StringVar(&r.initial, "retry-initial-interval", "", "wait before the first retry, e.g. 1s")
+	f.Float64Var(&r.backoff, "retry-backoff", 0, "factor by which each wait grows (at least 1; default 2)")
+	f.StringVar(&r.maxInterval, "retry-max-interval", "", "longest wait between attempts, e.g. 1m (default 100 × the initial interval)")
+	f.StringSliceVar(&r.nonRetryable, "retry-non-retryable", nil, "error types never retried (repeat or comma-separate)")
+}
+
+// policy is the retry document of the request, or nil when no retry flag
+// was set (the daemon's default policy applies).
+func (r *retryFlags) policy(cmd *cobra.Command) (map[string]any, error) {
+	p := map[string]any{}
+	f := cmd.Flags()
+	if f.Changed("retry-attempts") {
+		if r.attempts < 1 {
+			return nil, usageError{fmt.Errorf("--retry-attempts must be at least 1, not %d", r.attempts)}
+		}
+		p["maximum_attempts"] = r.attempts
+	}
+	for _, d := range []struct {
+		flag, key, value string
+	}{{"retry-initial-interval", "initial_interval_ms", r.initial}, {"retry-max-interval", "maximum_interval_ms", r.maxInterval}} {
+		if !f.Changed(d.flag) {
+			continue
+		}
+		v, err := parseDuration(d.value)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--%s: %w", d.flag, err)}
+		}
+		p[d.key] = v.Milliseconds()
+	}
+	if f.Changed("retry-backoff") {
+		if r.backoff < 1 {
+			return nil, usageError{fmt.Errorf("--retry-backoff must be at least 1, not %g", r.backoff)}
+		}
+		p["backoff_coefficient"] = r.backoff
+	}
+	if f.Changed("retry-non-retryable") {
+		p["non_retryable_error_types"] = r.nonRetryable
+	}
+	if len(p) == 0 {
+		return nil, nil
+	}
+	return p, nil
+}
+
+// sizeUnits are the units parseSize accepts, longest first.
+var sizeUnits = []struct {
+	suffix string
+	factor int64
+}{
+	{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10},
+	{"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3},
+	{"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1},
+}
+
+// parseSize reads a byte count: a whole number with an optional unit
+// (B, K/KiB, M/MiB, G/GiB as powers of 1024; KB, MB, GB as powers of 1000).
+func parseSize(s string) (int64, error) {
+	num, factor := s, int64(1)
+	for _, u := range sizeUnits {
+		if strings.HasSuffix(s, u.suffix) {
+			num, factor = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.factor
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n <= 0 || n > math.MaxInt64/factor {
+		return 0, fmt.Errorf("invalid size %q (use e.g. 64MiB, 1GiB or a byte count)", s)
+	}
+	return n * factor, nil
 }
 
 // taskErrorText is how a finished task's status and error read to a

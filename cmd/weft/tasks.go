@@ -101,9 +101,10 @@ func newTasksCmd() *cobra.Command {
 	list.Flags().IntVar(&limit, "limit", 0, "at most this many tasks")
 
 	get := &cobra.Command{
-		Use:   "get TASK_ID",
-		Short: "show one task",
-		Args:  cobra.ExactArgs(1),
+		Use:               "get TASK_ID",
+		ValidArgsFunction: completeTaskIDs(&o),
+		Short:             "show one task",
+		Args:              cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			raw, err := o.fetch(cmd, request{method: http.MethodGet, path: "/v1/tasks/" + url.PathEscape(args[0])})
 			if err != nil {
@@ -114,9 +115,10 @@ func newTasksCmd() *cobra.Command {
 	}
 
 	cancel := &cobra.Command{
-		Use:   "cancel TASK_ID",
-		Short: "cancel a task (a finished task stays as it is)",
-		Args:  cobra.ExactArgs(1),
+		Use:               "cancel TASK_ID",
+		ValidArgsFunction: completeTaskIDs(&o),
+		Short:             "cancel a task (a finished task stays as it is)",
+		Args:              cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := o.client()
 			if err != nil {
@@ -141,9 +143,10 @@ func newTasksCmd() *cobra.Command {
 
 	var sigInput, sigInputFile string
 	signal := &cobra.Command{
-		Use:   "signal TASK_ID NAME",
-		Short: "send a named signal with an optional JSON input to a workflow",
-		Args:  cobra.ExactArgs(2),
+		Use:               "signal TASK_ID NAME",
+		ValidArgsFunction: completeTaskIDs(&o),
+		Short:             "send a named signal with an optional JSON input to a workflow",
+		Args:              cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := o.client()
 			if err != nil {
@@ -175,9 +178,10 @@ func newTasksCmd() *cobra.Command {
 
 	var after int64
 	watch := &cobra.Command{
-		Use:   "watch TASK_ID",
-		Short: "stream a task's events live until it ends",
-		Args:  cobra.ExactArgs(1),
+		Use:               "watch TASK_ID",
+		ValidArgsFunction: completeTaskIDs(&o),
+		Short:             "stream a task's events live until it ends",
+		Args:              cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := o.client()
 			if err != nil {
