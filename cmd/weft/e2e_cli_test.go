@@ -3,9 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -190,4 +193,116 @@ func TestE2ECLIFlagsAndHelp(t *testing.T) {
 		require.Equal(t, 0, res.Code)
 		require.NotContains(t, res.Stdout, "task_")
 	})
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer process and a reading test.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// freeAddr returns a loopback address with a port free at the time of the
+// call, for a daemon that must come back on the same address.
+func freeAddr(tb testing.TB) string {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(tb, err)
+	addr := ln.Addr().String()
+	require.NoError(tb, ln.Close())
+	return addr
+}
+
+// TestE2ECLIWatchAndGet checks the readable views of a workflow against the
+// real daemon: weft tasks watch says what the workflow is at and survives a
+// daemon restart (SIGKILL) without losing or repeating an event; weft tasks
+// get summarizes the task; weft tasks logs prints its log lines.
+func TestE2ECLIWatchAndGet(t *testing.T) {
+	d := MustRunMain(t, "--addr", freeAddr(t))
+	d.MustDeployPipeline("pipeline", pipelineModules[0].path)
+	id := d.MustStartPipeline("pipeline", `{"service":"web","version":"2.1.0"}`, "--on-restart", "resume")
+
+	watch := exec.Command(d.Bin, "tasks", "watch", id)
+	watch.Env = append(os.Environ(), "WEFT_ADDR="+d.Addr, "WEFT_DATA="+d.DataDir)
+	var stdout, stderr syncBuffer
+	watch.Stdout, watch.Stderr = &stdout, &stderr
+	require.NoError(t, watch.Start())
+	t.Cleanup(func() { _ = watch.Process.Kill() })
+	require.Eventually(t, func() bool { return strings.Contains(stdout.String(), `waiting for signal "approve"`) },
+		30*time.Second, 20*time.Millisecond, "stdout %q", stdout.String())
+
+	d.Kill()
+	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "lost the event stream of "+id) },
+		30*time.Second, 20*time.Millisecond, "stderr %q", stderr.String())
+	d.Restart()
+	d.MustCLI("tasks", "signal", id, "approve", "--input", `{"approved":true,"by":"carol"}`)
+	require.NoError(t, watch.Wait(), "stderr %q", stderr.String())
+	require.Contains(t, stderr.String(), "reconnected to the event stream of "+id)
+
+	out := stdout.String()
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	require.Equal(t, "task "+id+" completed", lines[len(lines)-1])
+	for i, line := range lines[:len(lines)-1] {
+		require.Regexp(t, fmt.Sprintf(`^\s*%d\s+[a-z_.]+\s+\d\d:\d\d:\d\d\.\d{3}  \S`, i), line, "every event once, in order:\n%s", out)
+	}
+	for _, want := range []string{
+		"activity pipeline.build scheduled as task_",
+		"activity pipeline.build (task_",
+		`signal "approve" received`,
+		"log info  approved by=carol",
+	} {
+		require.Contains(t, out, want)
+	}
+	events := d.MustEvents(id)
+	require.Len(t, lines, len(events)+1)
+
+	// get: a summary for a person; --json: the document.
+	sum := d.MustCLI("tasks", "get", id)
+	for _, want := range []string{
+		"task       " + id,
+		"runs       pipeline.deploy (workflow), module sha256:",
+		"status     completed",
+		"attempt    1   on restart: resume",
+		`input      {"service":"web","version":"2.1.0"}`,
+		`"approved_by":"carol"`,
+		fmt.Sprintf("events     %d, the last 10:", len(events)),
+		"response.completed",
+		"log        the last ",
+		"info  approved by=carol",
+	} {
+		require.Contains(t, sum, want)
+	}
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal([]byte(d.MustCLI("tasks", "get", id, "--json")), &doc))
+	require.Equal(t, id, doc["id"])
+
+	// logs: every task.log line, plain and as JSON, and --follow to the end.
+	logs := d.MustCLI("tasks", "logs", id)
+	require.Regexp(t, `(?m)^\d\d:\d\d:\d\d\.\d{3}  info  waiting for approval artifact=web-2\.1\.0\.tar\.gz$`, logs)
+	require.Contains(t, logs, "approved by=carol")
+	var n int
+	for _, line := range strings.Split(strings.TrimSpace(d.MustCLI("tasks", "logs", id, "--json")), "\n") {
+		var e e2eEvent
+		require.NoError(t, json.Unmarshal([]byte(line), &e))
+		require.Equal(t, "task.log", e.Type)
+		n++
+	}
+	require.Equal(t, strings.Count(logs, "\n"), n)
+
+	id2 := d.MustStartPipeline("pipeline", `{"service":"web","version":"2.2.0","approval_timeout_ms":300}`)
+	res := d.CLI("tasks", "logs", id2, "--follow")
+	require.Equal(t, 0, res.Code, res.Stderr)
+	require.Contains(t, res.Stdout, "waiting for approval artifact=web-2.2.0.tar.gz")
+	require.Equal(t, "failed", d.MustTask(id2).Status, "--follow returns once the task ended")
 }

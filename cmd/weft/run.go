@@ -249,12 +249,8 @@ func parseSize(s string) (int64, error) {
 // person: the plugin's error type when it gave one (invalid_name: name is
 // empty), else the error code.
 func taskErrorText(status string, e *apiError) string {
-	switch {
-	case e == nil:
+	if e == nil {
 		return status
-	case e.Type != "":
-		return status + ": " + e.Type + ": " + e.Message
-	default:
-		return status + ": " + e.Code + ": " + e.Message
 	}
+	return status + ": " + errorText(e)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -28,13 +30,6 @@ type taskDoc struct {
 	CreatedAt string          `json:"created_at"`
 	Output    json.RawMessage `json:"output"`
 	Error     *apiError       `json:"error"`
-}
-
-// eventDoc is the part of an event the CLI prints.
-type eventDoc struct {
-	SequenceNumber int64  `json:"sequence_number"`
-	Type           string `json:"type"`
-	CreatedAt      string `json:"created_at"`
 }
 
 func isTerminalEvent(t string) bool {
@@ -103,14 +98,21 @@ func newTasksCmd() *cobra.Command {
 	get := &cobra.Command{
 		Use:               "get TASK_ID",
 		ValidArgsFunction: completeTaskIDs(&o),
-		Short:             "show one task",
+		Short:             "show one task: status, timings, attempts, input and output, last events and log lines",
 		Args:              cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			raw, err := o.fetch(cmd, request{method: http.MethodGet, path: "/v1/tasks/" + url.PathEscape(args[0])})
+			c, err := o.client()
 			if err != nil {
 				return err
 			}
-			return printDoc(cmd.OutOrStdout(), raw, o.json)
+			var raw json.RawMessage
+			if err := c.do(cmd.Context(), request{method: http.MethodGet, path: "/v1/tasks/" + url.PathEscape(args[0])}, &raw); err != nil {
+				return err
+			}
+			if o.json {
+				return printDoc(cmd.OutOrStdout(), raw, true)
+			}
+			return printTaskSummary(cmd.Context(), c, raw, cmd.OutOrStdout())
 		},
 	}
 
@@ -187,7 +189,7 @@ func newTasksCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			status, err := watchTask(cmd.Context(), c, args[0], after, cmd.OutOrStdout(), o.json)
+			status, err := watchTask(cmd.Context(), c, args[0], after, cmd.OutOrStdout(), cmd.ErrOrStderr(), o.json)
 			if err != nil {
 				return err
 			}
@@ -199,43 +201,91 @@ func newTasksCmd() *cobra.Command {
 	}
 	watch.Flags().Int64Var(&after, "after", -1, "start after this sequence number")
 
-	cmd.AddCommand(list, get, cancel, signal, watch)
+	cmd.AddCommand(list, get, cancel, signal, watch, newTaskLogsCmd(&o))
 	return cmd
 }
 
-// watchTask streams the events of task id to w, one line each (or one JSON
-// document each with asJSON), ending with a status line; it returns the
-// terminal status.
-func watchTask(ctx context.Context, c *apiClient, id string, after int64, w io.Writer, asJSON bool) (string, error) {
-	path := "/v1/tasks/" + url.PathEscape(id) + "/events"
-	if after >= 0 {
-		path += "?after=" + strconv.FormatInt(after, 10)
-	}
-	final := ""
-	err := c.stream(ctx, path, "", func(ev sseEvent) (bool, error) {
+// watchReconnectFor is how long watch keeps trying to reach the daemon
+// again after its event stream broke (a restart, say) before it gives up.
+const watchReconnectFor = time.Minute
+
+// watchTask streams the events of task id to w, one readable line each (or
+// one JSON document each with asJSON), ending with a status line; it
+// returns the terminal status.
+func watchTask(ctx context.Context, c *apiClient, id string, after int64, w, errw io.Writer, asJSON bool) (string, error) {
+	var progress liveView
+	return followEvents(ctx, c, id, after, errw, func(ev sseEvent, e liveEvent) {
 		if asJSON {
 			fmt.Fprintln(w, string(ev.Data))
-		} else {
-			var e eventDoc
-			_ = json.Unmarshal(ev.Data, &e)
-			fmt.Fprintf(w, "%4d  %-22s %s\n", e.SequenceNumber, e.Type, e.CreatedAt)
+			return
 		}
+		writeLiveLine(w, &progress, e)
 		if isTerminalEvent(ev.Event) {
-			final = strings.TrimPrefix(ev.Event, "response.")
-			if !asJSON {
-				printTerminal(w, id, ev.Data)
-			}
-			return true, nil
+			printTerminal(w, id, ev.Data)
 		}
-		return false, nil
 	})
-	if err != nil {
-		return "", err
+}
+
+// followEvents calls fn for each event of task id after the sequence
+// number after (-1: from the first) until the terminal event, whose status
+// it returns. When the stream breaks before the task ended (the daemon
+// restarts, say) it says so on errw and resumes after the last event it
+// passed on (Last-Event-ID), for up to watchReconnectFor.
+func followEvents(ctx context.Context, c *apiClient, id string, after int64, errw io.Writer, fn func(sseEvent, liveEvent)) (string, error) {
+	path := "/v1/tasks/" + url.PathEscape(id) + "/events"
+	last := after
+	final := ""
+	var lostAt time.Time
+	wait := 100 * time.Millisecond
+	for {
+		lastID := ""
+		if last >= 0 {
+			lastID = strconv.FormatInt(last, 10)
+		}
+		err := c.stream(ctx, path, lastID, func(ev sseEvent) (bool, error) {
+			var e liveEvent
+			if err := json.Unmarshal(ev.Data, &e); err != nil {
+				return false, fmt.Errorf("decode event: %w", err)
+			}
+			if !lostAt.IsZero() {
+				fmt.Fprintf(errw, "weft: reconnected to the event stream of %s\n", id)
+				lostAt, wait = time.Time{}, 100*time.Millisecond
+			}
+			last = e.SequenceNumber
+			fn(ev, e)
+			if isTerminalEvent(ev.Event) {
+				final = strings.TrimPrefix(ev.Event, "response.")
+				return true, nil
+			}
+			return false, nil
+		})
+		switch {
+		case final != "":
+			return final, nil
+		case ctx.Err() != nil:
+			return "", ctx.Err()
+		}
+		var ae *apiError
+		if errors.As(err, &ae) {
+			return "", err
+		}
+		why := "it ended before the task finished"
+		if err != nil {
+			why = err.Error()
+		}
+		if lostAt.IsZero() {
+			lostAt = time.Now()
+			fmt.Fprintf(errw, "weft: lost the event stream of %s (%s); reconnecting\n", id, why)
+		} else if time.Since(lostAt) > watchReconnectFor {
+			return "", fmt.Errorf("event stream of %s: the daemon did not answer again within %s (%s)", id, watchReconnectFor, why)
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
 	}
-	if final == "" {
-		return "", fmt.Errorf("event stream of %s ended before the task finished", id)
-	}
-	return final, nil
 }
 
 // printTerminal prints the status line of a terminal event.
