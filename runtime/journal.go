@@ -73,13 +73,37 @@ type activityOptions struct {
 	Retry     *retryRecord `json:"retry,omitempty"`
 }
 
-// retryRecord is a recorded activity retry policy.
+// retryRecord is a recorded activity retry policy, in the words of a
+// task's retry policy (maximum_attempts, maximum_interval_ms).
 type retryRecord struct {
-	MaxAttempts            int      `json:"max_attempts,omitempty"`
+	MaxAttempts            int      `json:"maximum_attempts,omitempty"`
 	InitialIntervalMS      int64    `json:"initial_interval_ms,omitempty"`
 	BackoffCoefficient     float64  `json:"backoff_coefficient,omitempty"`
-	MaxIntervalMS          int64    `json:"max_interval_ms,omitempty"`
+	MaxIntervalMS          int64    `json:"maximum_interval_ms,omitempty"`
 	NonRetryableErrorTypes []string `json:"non_retryable_error_types,omitempty"`
+}
+
+// UnmarshalJSON reads a recorded policy, also under the names journals
+// written before the vocabulary was unified used (max_attempts,
+// max_interval_ms), so that those journals replay unchanged.
+func (r *retryRecord) UnmarshalJSON(b []byte) error {
+	type plain retryRecord
+	var v struct {
+		plain
+		LegacyMaxAttempts   int   `json:"max_attempts"`
+		LegacyMaxIntervalMS int64 `json:"max_interval_ms"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*r = retryRecord(v.plain)
+	if r.MaxAttempts == 0 {
+		r.MaxAttempts = v.LegacyMaxAttempts
+	}
+	if r.MaxIntervalMS == 0 {
+		r.MaxIntervalMS = v.LegacyMaxIntervalMS
+	}
+	return nil
 }
 
 // optionsOf records the options of an activity command; the zero value

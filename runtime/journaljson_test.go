@@ -84,7 +84,8 @@ func FuzzDecodeJournalEvent(f *testing.F) {
 		`{"attempt":1,"future_id":2,"task_id":"task_01","module":"m","function":"f","input_envelope":{"codec":"avro","blob":"wwE="}}`,
 		`{"task_id":"t","output_envelope":{"codec":"avro","blob":""}}`,
 		`{"name":"a","timeout_ms":-1,"deadline":"2026-01-02T03:04:05Z"}`,
-		`{"options":{"timeout_ms":5,"retry":{"max_attempts":3}},"error":{"code":"x","message":"y"}}`,
+		`{"options":{"timeout_ms":5,"retry":{"maximum_attempts":3}},"error":{"code":"x","message":"y"}}`,
+		`{"options":{"retry":{"max_attempts":3,"max_interval_ms":9}}}`,
 	} {
 		f.Add([]byte(s))
 	}
