@@ -25,6 +25,10 @@ run: build ## run the daemon on ./weft-data and deploy the bundled plugins
 test: ## run every test with the race detector
 	$(GO) test -race -count=1 ./...
 
+.PHONY: test-long
+test-long: ## every test with the long crash and soak variants (WEFT_LONG_TESTS=1), as CI runs them
+	WEFT_LONG_TESTS=1 $(GO) test -race -count=1 -timeout 60m ./...
+
 .PHONY: test-short
 test-short: ## run the tests in short mode (no race detector)
 	$(GO) test -short -count=1 ./...

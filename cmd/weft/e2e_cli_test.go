@@ -72,7 +72,7 @@ func TestE2ECLIRun(t *testing.T) {
 	t.Run("InterruptDetaches", func(t *testing.T) {
 		cmd := exec.Command(d.Bin, "run", "testkit", "sleep", "--input", `{"ms":60000}`)
 		cmd.Env = append(os.Environ(), "WEFT_ADDR="+d.Addr, "WEFT_DATA="+d.DataDir)
-		var stdout, stderr bytes.Buffer
+		var stdout, stderr syncBuffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		require.NoError(t, cmd.Start())
 		var id string
