@@ -53,6 +53,11 @@ type Config struct {
 	// loop never holds the writer for long. Defaults to 500.
 	RetentionBatch int
 
+	// DefaultRetry is the retry policy of an activity task created without
+	// one (a workflow task runs once unless it names a policy). Defaults to
+	// DefaultActivityRetry.
+	DefaultRetry *store.RetryPolicy
+
 	// IdempotencyTTL is how long idempotency keys are kept. Defaults to the
 	// period stored in the service configuration (24 hours unless changed).
 	IdempotencyTTL time.Duration
@@ -82,6 +87,15 @@ const (
 	// MaxPairingTTL is the longest lifetime a pairing code may have.
 	MaxPairingTTL = 24 * time.Hour
 )
+
+// DefaultActivityRetry is the default of Config.DefaultRetry: three
+// attempts, the second 1 s after the first fails and the third 2 s after
+// the second (±20% jitter), as Temporal's default policy grows its waits.
+var DefaultActivityRetry = store.RetryPolicy{
+	InitialInterval:    DefaultInitialInterval,
+	BackoffCoefficient: DefaultBackoffCoefficient,
+	MaximumAttempts:    3,
+}
 
 // withDefaults validates c and returns it with every default filled in.
 func (c Config) withDefaults() (Config, error) {
@@ -126,6 +140,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	if c.DefaultRetry == nil {
+		r := DefaultActivityRetry
+		c.DefaultRetry = &r
+	} else if err := checkRetry(c.DefaultRetry); err != nil {
+		return c, errors.New("runtime: Config.DefaultRetry: " + ErrorMessage(err))
 	}
 	return c, nil
 }

@@ -45,6 +45,8 @@ type Engine struct {
 	pairing  *rateLimiter
 	loggers  sync.Map // module name → hclog.Logger
 	svc      atomic.Pointer[store.ServiceConfig]
+	// draining is set by Drain: no task starts any more.
+	draining atomic.Bool
 }
 
 type engineState int

@@ -152,14 +152,42 @@ func TestRetry(t *testing.T) {
 		require.Equal(t, 3, b.exec.callCount())
 	})
 
-	t.Run("NoPolicyMeansOneAttempt", func(t *testing.T) {
+	t.Run("NoPolicyMeansTheDefaultPolicy", func(t *testing.T) {
 		t.Parallel()
+		def := store.RetryPolicy{InitialInterval: time.Millisecond, BackoffCoefficient: 1, MaximumAttempts: 4}
 		e, b := setup(t, func(context.Context, *Call) (*CallResult, error) {
 			return &CallResult{Error: &PluginError{Type: "Flaky", Message: "no"}}, nil
-		}, nil)
-		done := mustFinish(t, e, mustCreate(t, e, TaskCreateParams{Function: "work"}).ID)
+		}, func(c *Config) { c.DefaultRetry = &def })
+		task := mustCreate(t, e, TaskCreateParams{Function: "work"})
+		require.Equal(t, def, task.Retry, "the task shows the policy it runs under")
+		done := mustFinish(t, e, task.ID)
 		require.Equal(t, store.StatusFailed, done.Status)
-		require.Equal(t, 1, b.exec.callCount())
+		require.Equal(t, 4, done.Attempt)
+		require.Equal(t, 4, b.exec.callCount())
+
+		// A policy of its own replaces the default: maximum_attempts 0 or
+		// 1 means one attempt.
+		before := b.exec.callCount()
+		done = mustFinish(t, e, mustCreate(t, e, TaskCreateParams{Function: "work", Retry: &store.RetryPolicy{}}).ID)
+		require.Equal(t, 1, done.Attempt)
+		require.Equal(t, before+1, b.exec.callCount())
+	})
+
+	t.Run("BuiltInDefault", func(t *testing.T) {
+		t.Parallel()
+		e, b := setup(t, echo, nil)
+		task := mustCreate(t, e, TaskCreateParams{Function: "work"})
+		require.Equal(t, DefaultActivityRetry, task.Retry)
+		require.Equal(t, 3, task.Retry.MaximumAttempts)
+		require.Equal(t, store.OnRestartRetry, task.OnRestart)
+
+		// A workflow runs once unless it names a policy, and resumes from
+		// its journal after a restart.
+		flow := mustCreate(t, e, TaskCreateParams{Function: "flow"})
+		require.Equal(t, store.RetryPolicy{}, flow.Retry)
+		require.Equal(t, store.OnRestartResume, flow.OnRestart)
+		_, err := e.TaskCancel(t.Context(), b.admin, flow.ID)
+		require.NoError(t, err)
 	})
 
 	t.Run("NonRetryable", func(t *testing.T) {

@@ -67,9 +67,13 @@ func newScheduler(e *Engine) *scheduler {
 	return s
 }
 
-// takeIdle takes the token of an idle worker, if one is idle: the caller
-// then sends that worker one work item, or gives the token back to free.
+// takeIdle takes the token of an idle worker, if one is idle and the
+// engine is not draining: the caller then sends that worker one work item,
+// or gives the token back to free.
 func (s *scheduler) takeIdle() bool {
+	if s.e.draining.Load() {
+		return false
+	}
 	select {
 	case <-s.free:
 		return true
@@ -128,6 +132,12 @@ func (s *scheduler) run(ctx context.Context) {
 		select {
 		case <-s.free:
 		case <-ctx.Done():
+			return
+		}
+		if s.e.draining.Load() {
+			// A graceful stop: nothing more starts before Close.
+			s.free <- struct{}{}
+			<-ctx.Done()
 			return
 		}
 		n := 1

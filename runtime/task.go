@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/weft-run/weft/codec"
@@ -24,7 +25,8 @@ type TaskCreateParams struct {
 	// Input is the function's argument. Defaults to the null value.
 	Input codec.Envelope
 	// OnRestart is the restart policy (persistence §11.3). Defaults to
-	// store.OnRestartFail.
+	// store.OnRestartResume for a workflow and store.OnRestartRetry for an
+	// activity.
 	OnRestart store.OnRestart
 	// TimeoutMS bounds each attempt, in milliseconds. Defaults to 0 (no
 	// limit).
@@ -96,7 +98,7 @@ func provisionalTask(ip *store.TaskInsertParams, now time.Time) *store.Task {
 	now = now.UTC().Truncate(time.Millisecond)
 	onRestart := ip.OnRestart
 	if onRestart == "" {
-		onRestart = store.OnRestartFail
+		onRestart = defaultOnRestart(ip.Kind)
 	}
 	return &store.Task{
 		ID: ip.ID, Module: ip.Module, ModuleDigest: ip.ModuleDigest, Function: ip.Function, Kind: ip.Kind,
@@ -151,18 +153,38 @@ func (e *Engine) taskInsertParams(ctx context.Context, p *TaskCreateParams) (*st
 		return nil, &Error{Code: CodeFunctionNotFound, Param: "function",
 			Message: fmt.Sprintf("module %q (version %d) exports no function %q", m.Name, m.Version, p.Function)}
 	}
+	// Durable by default: a workflow resumes from its journal after a
+	// restart; an activity task starts again, under the default retry
+	// policy unless it names one.
+	onRestart := p.OnRestart
+	if onRestart == "" {
+		onRestart = defaultOnRestart(kind)
+	}
+	if p.Retry == nil && kind == store.KindActivity {
+		retry = *e.cfg.DefaultRetry
+		retry.NonRetryableErrorTypes = slices.Clone(retry.NonRetryableErrorTypes)
+	}
 	return &store.TaskInsertParams{
 		Module:        m.Name,
 		ModuleDigest:  m.Digest,
 		Function:      p.Function,
 		Kind:          kind,
 		Input:         input,
-		OnRestart:     p.OnRestart,
+		OnRestart:     onRestart,
 		Timeout:       time.Duration(p.TimeoutMS) * time.Millisecond,
 		MemoryLimit:   p.MemoryLimitBytes,
 		Retry:         retry,
 		OwnerClientID: p.ClientID,
 	}, nil
+}
+
+// defaultOnRestart is the on_restart policy of a task of kind created
+// without one: resume for a workflow, retry for an activity.
+func defaultOnRestart(kind store.Kind) store.OnRestart {
+	if kind == store.KindWorkflow {
+		return store.OnRestartResume
+	}
+	return store.OnRestartRetry
 }
 
 // nullFrame is the frame of the null value, the input of a task created

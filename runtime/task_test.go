@@ -28,7 +28,7 @@ func TestTask(t *testing.T) {
 		require.Contains(t, []store.Status{store.StatusQueued, store.StatusRunning}, task.Status)
 		require.Equal(t, Digest(testWasm), task.ModuleDigest)
 		require.Equal(t, store.KindActivity, task.Kind)
-		require.Equal(t, store.OnRestartFail, task.OnRestart)
+		require.Equal(t, store.OnRestartRetry, task.OnRestart, "an activity task retries after a restart by default")
 
 		evs := mustEvents(t, e, b.admin, task.ID, -1)
 		requireGapless(t, evs, 0)

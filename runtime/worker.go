@@ -416,6 +416,10 @@ func (e *Engine) resume(ctx context.Context, tasks []*store.Task) {
 		case <-ctx.Done():
 			return
 		}
+		if e.draining.Load() {
+			e.sched.free <- struct{}{}
+			return
+		}
 		e.sched.work <- workItem{task: t, resumed: true}
 	}
 }

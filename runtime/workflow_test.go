@@ -410,6 +410,13 @@ func TestWorkflow(t *testing.T) {
 		_, err = e.TaskCancel(t.Context(), b.admin, children[0].ID)
 		require.Equal(t, CodeConflict, ErrorCode(err), "an activity of a workflow is cancelled with its workflow")
 
+		// The run that scheduled the activities committed its wait; its call
+		// unregisters just after.
+		require.Eventually(t, func() bool {
+			e.running.mu.Lock()
+			defer e.running.mu.Unlock()
+			return len(e.running.m[task.ID]) == 0
+		}, 10*time.Second, time.Millisecond)
 		got, err := e.TaskCancel(t.Context(), b.admin, task.ID)
 		require.NoError(t, err)
 		require.Equal(t, store.StatusCancelled, got.Status, "a waiting workflow holds no call: cancelled at once")

@@ -29,7 +29,11 @@ func newRunCmd() *cobra.Command {
 			"Without --background it follows the task's events and prints the output\n" +
 			"projection (with --json, the whole response); a failed or cancelled task\n" +
 			"exits with status 1, also with --json. The task id goes to stderr at once;\n" +
-			"Ctrl-C detaches (the task goes on) and says how to watch or cancel it.",
+			"Ctrl-C detaches (the task goes on) and says how to watch or cancel it.\n\n" +
+			"Durable by default: without --on-restart a workflow resumes from its journal\n" +
+			"after a daemon restart and an activity starts again; without --retry-* flags\n" +
+			"an activity runs under the daemon's default retry policy (3 attempts, waits\n" +
+			"from 1s doubling) and a workflow runs once.",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch onRestart {
@@ -155,7 +159,7 @@ func newRunCmd() *cobra.Command {
 	f.StringVar(&input, "input", "", "input as JSON (typed projection); default null")
 	f.StringVar(&inputFile, "input-file", "", "read the input JSON from this file (- for stdin)")
 	f.BoolVar(&background, "background", false, "print the task id and return at once")
-	f.StringVar(&onRestart, "on-restart", "", "what a daemon restart does to the task: fail, retry or resume (default fail)")
+	f.StringVar(&onRestart, "on-restart", "", "what a daemon restart does to the task: fail, retry or resume (default: resume for a workflow, retry for an activity)")
 	f.StringVar(&timeout, "timeout", "", "wall-clock limit of one attempt, e.g. 30s")
 	f.StringVar(&idemKey, "idempotency-key", "", "Idempotency-Key header for a safe retry")
 	f.StringVar(&memoryLimit, "memory-limit", "", "memory limit of each plugin call, e.g. 128MiB (default: the daemon's, 64MiB)")

@@ -21,6 +21,7 @@ import (
 	"github.com/weft-run/weft/runtime"
 	"github.com/weft-run/weft/runtime/httpapi"
 	"github.com/weft-run/weft/runtime/preflight"
+	"github.com/weft-run/weft/store"
 	"github.com/weft-run/weft/store/blob"
 	"github.com/weft-run/weft/store/sqlite"
 )
@@ -41,6 +42,11 @@ type serveConfig struct {
 	workers     int
 	synchronous string
 	retention   time.Duration
+	// grace is how long a graceful stop lets running plugin calls finish.
+	grace time.Duration
+	// retryAttempts is the attempts of the default retry policy of
+	// activity tasks.
+	retryAttempts int
 }
 
 func newServeCmd() *cobra.Command {
@@ -51,7 +57,10 @@ func newServeCmd() *cobra.Command {
 		Long: "serve runs the daemon: it checks every stored payload (preflight), recovers\n" +
 			"unfinished tasks by their on_restart policy, and serves the HTTP API.\n" +
 			"On first start it creates DATA/admin.token (mode 0600). SIGTERM or Ctrl-C\n" +
-			"shut it down gracefully within 10 s.",
+			"shut it down gracefully: no new task starts, running plugin calls get up to\n" +
+			"--shutdown-grace to finish, the rest are interrupted (their tasks recover by\n" +
+			"their on_restart policy at the next start), and the daemon is gone within\n" +
+			"10 s after that.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch cfg.logFormat {
@@ -59,8 +68,21 @@ func newServeCmd() *cobra.Command {
 			default:
 				return usageError{fmt.Errorf("--log-format must be text or json, not %q", cfg.logFormat)}
 			}
+			if cfg.grace < 0 {
+				return usageError{fmt.Errorf("--shutdown-grace must not be negative")}
+			}
+			if cfg.retryAttempts < 1 {
+				return usageError{fmt.Errorf("--default-retry-attempts must be at least 1")}
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			go func() {
+				// After the first signal a second one ends the process at
+				// once, as an unhandled signal does (a crash, which
+				// recovery handles).
+				<-ctx.Done()
+				stop()
+			}()
 			return serve(ctx, cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -72,6 +94,9 @@ func newServeCmd() *cobra.Command {
 	f.IntVar(&cfg.workers, "workers", 0, "tasks run at once (default 128)")
 	f.StringVar(&cfg.synchronous, "synchronous", "FULL", "SQLite synchronous setting: FULL (every commit survives power loss) or NORMAL")
 	f.DurationVar(&cfg.retention, "retention", 0, "how long finished tasks are kept (default: the stored setting, 7 days)")
+	f.DurationVar(&cfg.grace, "shutdown-grace", 10*time.Second, "on SIGTERM, how long running plugin calls may go on before they are interrupted")
+	f.IntVar(&cfg.retryAttempts, "default-retry-attempts", runtime.DefaultActivityRetry.MaximumAttempts,
+		"attempts of an activity task created without a retry policy (1: no retry; waits start at 1s and double)")
 	return cmd
 }
 
@@ -132,6 +157,11 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		Metrics:   metrics,
 		Workers:   cfg.workers,
 		Retention: cfg.retention,
+		DefaultRetry: &store.RetryPolicy{
+			InitialInterval:    runtime.DefaultActivityRetry.InitialInterval,
+			BackoffCoefficient: runtime.DefaultActivityRetry.BackoffCoefficient,
+			MaximumAttempts:    cfg.retryAttempts,
+		},
 	})
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
@@ -179,9 +209,12 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	case <-ctx.Done():
 	}
 
-	// Graceful shutdown: stop accepting, stop running tasks per their
-	// policy, and be gone within shutdownD.
-	logger.Info("shutting down")
+	// Graceful shutdown: start nothing new, let running calls finish for
+	// the grace period while the API still answers, then stop accepting,
+	// interrupt what still runs (its tasks recover by their policy), and
+	// be gone within shutdownD.
+	logger.Info("shutting down", "grace", cfg.grace)
+	engine.Drain(context.Background(), cfg.grace)
 	closeCtx, cancel := context.WithTimeout(context.Background(), shutdownD)
 	defer cancel()
 	engineDone := make(chan error, 1)
