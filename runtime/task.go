@@ -41,6 +41,13 @@ type TaskCreateParams struct {
 	// never leave a created task behind a released key. Defaults to nil
 	// (complete the key separately with IdempotencyComplete).
 	Idempotency *IdempotencyReply
+	// IdempotencyKey, for TaskRun, is the caller's in-flight idempotency key
+	// of ClientID (from IdempotencyBegin): it is bound to the new task in
+	// the same transaction as the insert, so that after a crash a retry with
+	// the key finds this task (Replay.TaskID) instead of creating another.
+	// The caller completes the key with the final answer. Defaults to ""
+	// (no key).
+	IdempotencyKey string
 }
 
 // IdempotencyReply is the answer stored with an idempotency key by
@@ -84,8 +91,13 @@ func (e *Engine) TaskCreate(ctx context.Context, p *TaskCreateParams) (*store.Ta
 		}
 	}
 	t, err := e.taskInsert(ctx, ip)
-	if err != nil && p.Idempotency != nil && errors.Is(err, store.ErrNotFound) {
-		return nil, Errorf(CodeConflict, "idempotency key %q is not in flight", p.Idempotency.Key)
+	if p.Idempotency != nil {
+		if err != nil && errors.Is(err, store.ErrNotFound) {
+			return nil, Errorf(CodeConflict, "idempotency key %q is not in flight", p.Idempotency.Key)
+		}
+		if err == nil {
+			e.keys.drop(p.ClientID, p.Idempotency.Key) // completed with the insert
+		}
 	}
 	return t, err
 }
@@ -230,11 +242,52 @@ func (e *Engine) TaskRun(ctx context.Context, p *TaskCreateParams) (*store.Respo
 		return nil, err
 	}
 	ip.ID = store.NewID(store.TaskIDPrefix)
+	if p.IdempotencyKey != "" {
+		ip.IdempotencyTask = &store.IdempotencyKeyRef{ClientID: p.ClientID, Key: p.IdempotencyKey}
+	}
 	ended, stop := e.finished.add(ip.ID)
 	defer stop()
 	if _, err := e.taskInsert(ctx, ip); err != nil {
+		if p.IdempotencyKey != "" && errors.Is(err, store.ErrNotFound) {
+			return nil, Errorf(CodeConflict, "idempotency key %q is not in flight", p.IdempotencyKey)
+		}
 		return nil, err
 	}
+	return e.waitTask(ctx, ip.ID, ended)
+}
+
+// TaskWait waits until a task the caller may see finishes and returns its
+// response, as TaskRun does for the task it creates: for a retry of POST
+// /v1/responses whose task was committed before a crash. When ctx ends
+// first it returns ctx's error and the task goes on. It needs the
+// tasks:read scope and returns CodeNotFound for a task the caller may not
+// see and CodeUnavailable when the engine is not open.
+func (e *Engine) TaskWait(ctx context.Context, who *Principal, id string) (*store.Response, error) {
+	if err := e.checkOpen(); err != nil {
+		return nil, err
+	}
+	if err := who.Require(ScopeTasksRead); err != nil {
+		return nil, err
+	}
+	ended, stop := e.finished.add(id)
+	defer stop()
+	t, err := e.visibleTask(ctx, who, id)
+	if err != nil {
+		return nil, err
+	}
+	if t.Status.IsTerminal() {
+		r, err := e.store.ResponseGet(ctx, t.ResponseID())
+		if err != nil {
+			return nil, internal("get response", err)
+		}
+		return r, nil
+	}
+	return e.waitTask(ctx, id, ended)
+}
+
+// waitTask waits until task id is terminal and returns its response; ended
+// is closed when the engine sees the task end.
+func (e *Engine) waitTask(ctx context.Context, id string, ended <-chan struct{}) (*store.Response, error) {
 	// The engine says when the task ends; reading it now and then as well
 	// keeps the wait correct whatever ended it.
 	recheck := time.NewTicker(taskRunRecheck)
@@ -247,7 +300,7 @@ func (e *Engine) TaskRun(ctx context.Context, p *TaskCreateParams) (*store.Respo
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		t, err := e.store.TaskGet(ctx, ip.ID)
+		t, err := e.store.TaskGet(ctx, id)
 		if err != nil {
 			return nil, internal("get task", err)
 		}

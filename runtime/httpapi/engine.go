@@ -25,6 +25,7 @@ type Engine interface {
 
 	TaskCreate(ctx context.Context, p *runtime.TaskCreateParams) (*store.Task, error)
 	TaskRun(ctx context.Context, p *runtime.TaskCreateParams) (*store.Response, error)
+	TaskWait(ctx context.Context, who *runtime.Principal, id string) (*store.Response, error)
 	TaskGet(ctx context.Context, who *runtime.Principal, id string) (*store.Task, error)
 	TaskList(ctx context.Context, who *runtime.Principal, p *runtime.TaskListParams) ([]*store.Task, string, error)
 	TaskCancel(ctx context.Context, who *runtime.Principal, id string) (*store.Task, error)

@@ -12,6 +12,9 @@ import (
 const (
 	codeMethodNotAllowed runtime.Code = "method_not_allowed"
 	codeNotReady         runtime.Code = "not_ready"
+	// codeSecretNotReplayed: the replay of an answer that carried a
+	// secret, which is never stored.
+	codeSecretNotReplayed runtime.Code = "idempotency_secret_not_replayed"
 )
 
 // statusByCode is the one table from error code to HTTP status (house style
@@ -59,8 +62,9 @@ var statusByCode = map[runtime.Code]int{
 	runtime.Code(codec.CodeNonFiniteFloat):           http.StatusUnprocessableEntity,
 	runtime.Code(codec.CodePayloadLimit):             http.StatusRequestEntityTooLarge,
 
-	codeMethodNotAllowed: http.StatusMethodNotAllowed,
-	codeNotReady:         http.StatusServiceUnavailable,
+	codeMethodNotAllowed:  http.StatusMethodNotAllowed,
+	codeNotReady:          http.StatusServiceUnavailable,
+	codeSecretNotReplayed: http.StatusConflict,
 }
 
 // statusOf returns the HTTP status for an error code.

@@ -23,6 +23,7 @@ type fakeEngine struct {
 	ModuleDeleteFunc        func(ctx context.Context, name string) error
 	TaskCreateFunc          func(ctx context.Context, p *runtime.TaskCreateParams) (*store.Task, error)
 	TaskRunFunc             func(ctx context.Context, p *runtime.TaskCreateParams) (*store.Response, error)
+	TaskWaitFunc            func(ctx context.Context, who *runtime.Principal, id string) (*store.Response, error)
 	TaskGetFunc             func(ctx context.Context, who *runtime.Principal, id string) (*store.Task, error)
 	TaskListFunc            func(ctx context.Context, who *runtime.Principal, p *runtime.TaskListParams) ([]*store.Task, string, error)
 	TaskCancelFunc          func(ctx context.Context, who *runtime.Principal, id string) (*store.Task, error)
@@ -99,6 +100,13 @@ func (f *fakeEngine) TaskRun(ctx context.Context, p *runtime.TaskCreateParams) (
 		return nil, errFakeUnset
 	}
 	return f.TaskRunFunc(ctx, p)
+}
+
+func (f *fakeEngine) TaskWait(ctx context.Context, who *runtime.Principal, id string) (*store.Response, error) {
+	if f.TaskWaitFunc == nil {
+		return nil, errFakeUnset
+	}
+	return f.TaskWaitFunc(ctx, who, id)
 }
 
 func (f *fakeEngine) TaskGet(ctx context.Context, who *runtime.Principal, id string) (*store.Task, error) {

@@ -16,20 +16,33 @@ import (
 // writeJSON writes v as the JSON body of a response with the given status.
 // It is the only place that encodes a response body.
 func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := encodeJSON(v)
+	if err != nil {
+		s.log.Error("encode response", "error", err)
+		status = http.StatusInternalServerError
+		body = []byte(`{"error":{"type":"server_error","code":"internal","message":"Internal Server Error","param":null}}` + "\n")
+	}
+	writeBody(w, status, body)
+}
+
+// encodeJSON returns the bytes writeJSON sends for v.
+func encodeJSON(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // a JSON API, never embedded in HTML
 	if err := enc.Encode(v); err != nil {
-		s.log.Error("encode response", "error", err)
-		status = http.StatusInternalServerError
-		buf.Reset()
-		buf.WriteString(`{"error":{"type":"server_error","code":"internal","message":"Internal Server Error","param":null}}` + "\n")
+		return nil, err
 	}
+	return buf.Bytes(), nil
+}
+
+// writeBody writes an encoded JSON body with the given status.
+func writeBody(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
+	_, _ = w.Write(body)
 }
 
 // readBody reads the whole request body. The body is already bounded by
