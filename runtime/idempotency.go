@@ -108,7 +108,7 @@ func (e *Engine) IdempotencyBegin(ctx context.Context, clientID, key string, dig
 
 // inFlight is the error of a key whose first request still runs.
 func inFlight() error {
-	return &Error{Code: CodeIdempotencyKeyInFlight, Param: "Idempotency-Key",
+	return &Error{Code: CodeIdempotencyKeyInFlight, Param: "Idempotency-Key", Err: RetryAfter(inFlightRetry),
 		Message: "a request with this idempotency key is still in progress"}
 }
 

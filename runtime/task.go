@@ -286,7 +286,8 @@ func (e *Engine) TaskWait(ctx context.Context, who *Principal, id string) (*stor
 }
 
 // waitTask waits until task id is terminal and returns its response; ended
-// is closed when the engine sees the task end.
+// is closed when the engine sees the task end. It returns ErrClosed when
+// the engine stops first.
 func (e *Engine) waitTask(ctx context.Context, id string, ended <-chan struct{}) (*store.Response, error) {
 	// The engine says when the task ends; reading it now and then as well
 	// keeps the wait correct whatever ended it.
@@ -299,6 +300,9 @@ func (e *Engine) waitTask(ctx context.Context, id string, ended <-chan struct{})
 		case <-recheck.C:
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		case <-e.runCtx.Done():
+			// The engine stops; the task goes on at the next start.
+			return nil, ErrClosed
 		}
 		t, err := e.store.TaskGet(ctx, id)
 		if err != nil {

@@ -3,19 +3,26 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/weft-run/weft/store/sqlite"
 )
 
 // keyedAnswer is what one keyed request got back: the task id, or nothing
@@ -209,4 +216,339 @@ func mustJSON(tb testing.TB, v any) []byte {
 	data, err := json.Marshal(v)
 	require.NoError(tb, err)
 	return data
+}
+
+// rawDo sends one request with the admin token and extra headers, and
+// returns the answer with its whole body.
+func rawDo(t *testing.T, d *Daemon, method, path string, header http.Header, body string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, d.URL(path), strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+d.Token)
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
+	resp, err := d.http.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp, data
+}
+
+// requireAPIError checks an error answer's status, code and param.
+func requireAPIError(t *testing.T, resp *http.Response, body []byte, status int, code, param string) {
+	t.Helper()
+	require.Equal(t, status, resp.StatusCode, "%s", body)
+	var doc struct {
+		Error struct {
+			Code  string  `json:"code"`
+			Param *string `json:"param"`
+		} `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal(body, &doc), "%s", body)
+	require.Equal(t, code, doc.Error.Code, "%s", body)
+	if param != "" {
+		require.NotNil(t, doc.Error.Param, "%s", body)
+		require.Equal(t, param, *doc.Error.Param, "%s", body)
+	}
+}
+
+// TestE2EMetricsLabelsBounded sends thousands of requests with random
+// methods and random paths: /metrics must stay small, since every label
+// value set is bounded (unknown methods count as "other", paths as the
+// route pattern that matched or "unmatched").
+func TestE2EMetricsLabelsBounded(t *testing.T) {
+	d := MustRunMain(t)
+	rng := rand.New(rand.NewPCG(2, uint64(time.Now().UnixNano())))
+	const letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	word := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = letters[rng.IntN(len(letters))]
+		}
+		return string(b)
+	}
+	work := make(chan [2]string)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for mp := range work {
+				resp, _ := rawDo(t, d, mp[0], mp[1], nil, "")
+				require.Less(t, resp.StatusCode, 500)
+			}
+		})
+	}
+	for i := range 4000 {
+		method := word(6 + rng.IntN(10))
+		path := "/" + word(8)
+		switch i % 4 {
+		case 1:
+			path = "/v1/tasks/task_" + word(20)
+		case 2:
+			method = http.MethodGet
+		case 3:
+			path = "/v1/" + word(12) + "/" + word(5)
+		}
+		work <- [2]string{method, path}
+	}
+	close(work)
+	wg.Wait()
+	resp, body := rawDo(t, d, http.MethodGet, "/metrics", nil, "")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	t.Logf("/metrics after 4000 requests with random methods and paths: %d bytes", len(body))
+	require.Less(t, len(body), 64<<10, "metrics grow with what clients send")
+	require.Contains(t, string(body), `method="other"`)
+	require.NotContains(t, string(body), `route="/v1/tasks/task_`, "a raw path became a label")
+	require.Equal(t, 2, strings.Count(string(body), "weft_http_requests_total{"), "one series per method, route and status")
+}
+
+// TestE2EPairingSecretNotStored creates a pairing code under an
+// Idempotency-Key: the code must appear nowhere in the data directory's
+// files nor in the idempotency_keys table, a replay must not show it, and
+// every answer with a secret carries Cache-Control: no-store.
+func TestE2EPairingSecretNotStored(t *testing.T) {
+	d := MustRunMain(t)
+	key := http.Header{"Idempotency-Key": {"pair-once"}}
+	resp, body := rawDo(t, d, http.MethodPost, "/v1/pairings", key, `{"scopes":["tasks:read"]}`)
+	require.Equal(t, http.StatusCreated, resp.StatusCode, "%s", body)
+	require.Equal(t, "no-store", resp.Header.Get("Cache-Control"))
+	var pairing struct {
+		Code string `json:"code"`
+	}
+	require.NoError(t, json.Unmarshal(body, &pairing))
+	require.True(t, strings.HasPrefix(pairing.Code, "weftpair-"), pairing.Code)
+
+	replay, replayBody := rawDo(t, d, http.MethodPost, "/v1/pairings", key, `{"scopes":["tasks:read"]}`)
+	requireAPIError(t, replay, replayBody, http.StatusConflict, "idempotency_secret_not_replayed", "Idempotency-Key")
+	require.Equal(t, "true", replay.Header.Get("Idempotent-Replayed"))
+	require.NotContains(t, string(replayBody), pairing.Code)
+
+	// The token of POST /v1/pair is never cached either.
+	pair, pairBody := rawDo(t, d, http.MethodPost, "/v1/pair", nil, fmt.Sprintf(`{"code":%q,"name":"reader"}`, pairing.Code))
+	require.Equal(t, http.StatusCreated, pair.StatusCode, "%s", pairBody)
+	require.Equal(t, "no-store", pair.Header.Get("Cache-Control"))
+	var paired struct {
+		Token string `json:"token"`
+	}
+	require.NoError(t, json.Unmarshal(pairBody, &paired))
+	require.NotEmpty(t, paired.Token)
+
+	_, err := d.Stop()
+	require.NoError(t, err)
+	secrets := []string{pairing.Code, strings.TrimPrefix(pairing.Code, "weftpair-"), paired.Token}
+	require.NoError(t, filepath.WalkDir(d.DataDir, func(path string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, secret := range secrets {
+			require.NotContains(t, string(data), secret, "a secret is stored in plain text in %s", path)
+		}
+		return nil
+	}))
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(d.DataDir, sqlite.FileName)+"?mode=ro")
+	require.NoError(t, err)
+	defer db.Close()
+	var n int
+	var stored []byte
+	require.NoError(t, db.QueryRowContext(t.Context(),
+		"SELECT count(*), coalesce(max(body), x'') FROM idempotency_keys WHERE key = 'pair-once'").Scan(&n, &stored))
+	require.Equal(t, 1, n)
+	require.NotContains(t, string(stored), pairing.Code)
+	require.Contains(t, string(stored), "idempotency_secret_not_replayed")
+}
+
+// TestE2EFileModes checks every file and directory the daemon writes under
+// its data directory: files 0600, directories 0700, whatever the umask it
+// was started with.
+func TestE2EFileModes(t *testing.T) {
+	d := MustRunMain(t)
+	d.MustDeployTestkit()
+	tk := d.MustSubmit("echo", `"hi"`, "")
+	d.MustWaitStatus(tk.ID, 30*time.Second, "completed")
+	check := func() {
+		t.Helper()
+		files := 0
+		require.NoError(t, filepath.WalkDir(d.DataDir, func(path string, e fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			info, err := e.Info()
+			if err != nil {
+				return err
+			}
+			if path == d.DataDir {
+				return nil // the test's temporary directory
+			}
+			if e.IsDir() {
+				require.Equal(t, fs.FileMode(0o700), info.Mode().Perm(), "directory %s", path)
+				return nil
+			}
+			files++
+			require.Equal(t, fs.FileMode(0o600), info.Mode().Perm(), "file %s", path)
+			return nil
+		}))
+		require.Positive(t, files)
+	}
+	for _, name := range []string{sqlite.FileName, sqlite.FileName + "-wal", sqlite.FileName + "-shm"} {
+		_, err := os.Stat(filepath.Join(d.DataDir, name))
+		require.NoError(t, err, "the database files are there while the daemon runs")
+	}
+	check()
+
+	// A file left world-readable, by an earlier version say, is narrowed at
+	// the next start.
+	_, err := d.Stop()
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(filepath.Join(d.DataDir, sqlite.FileName), 0o644))
+	d.Restart()
+	check()
+}
+
+// TestE2EExactMemberNames sends request bodies whose member names differ
+// from the API's only in case, nested ones included, and bodies that name a
+// member twice: every one is 400 invalid_request naming the member.
+func TestE2EExactMemberNames(t *testing.T) {
+	d := MustRunMain(t)
+	d.MustDeployTestkit()
+	input := string(mustJSON(t, taskRequest(t, "echo", "null", "")["input"]))
+	cases := []struct {
+		path, body, param string
+	}{
+		{"/v1/tasks", `{"MODULE":"testkit","function":"echo"}`, "MODULE"},
+		{"/v1/tasks", `{"Module":"testkit","function":"echo"}`, "Module"},
+		{"/v1/responses", `{"module":"testkit","Function":"echo"}`, "Function"},
+		{"/v1/tasks", `{"module":"testkit","function":"echo","retry":{"Maximum_Attempts":3}}`, "retry.Maximum_Attempts"},
+		{"/v1/tasks", `{"module":"testkit","module":"testkit","function":"echo"}`, "module"},
+		{"/v1/tasks", `{"module":"testkit","function":"echo","retry":{"maximum_attempts":1,"maximum_attempts":3}}`, "retry.maximum_attempts"},
+		{"/v1/pairings", `{"Scopes":["tasks:read"]}`, "Scopes"},
+		{"/v1/pairings", `{"ttl_seconds":60,"ttl_seconds":600}`, "ttl_seconds"},
+		{"/v1/pair", `{"CODE":"weftpair-x","name":"n"}`, "CODE"},
+	}
+	for _, c := range cases {
+		resp, body := rawDo(t, d, http.MethodPost, c.path, nil, c.body)
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s %s: %s", c.path, c.body, body)
+		var doc struct {
+			Error struct {
+				Code  string  `json:"code"`
+				Param *string `json:"param"`
+			} `json:"error"`
+		}
+		require.NoError(t, json.Unmarshal(body, &doc))
+		require.Equal(t, "invalid_request", doc.Error.Code, "%s: %s", c.body, body)
+		require.NotNil(t, doc.Error.Param, "%s: %s", c.body, body)
+		require.Equal(t, c.param, *doc.Error.Param, "%s: %s", c.body, body)
+	}
+	// The input envelope is parsed by the codec, which checks the codec tag
+	// first: a member named in another case is no codec tag.
+	resp, body := rawDo(t, d, http.MethodPost, "/v1/tasks", nil,
+		`{"module":"testkit","function":"echo","input":`+strings.Replace(input, `"codec"`, `"CODEC"`, 1)+`}`)
+	requireAPIError(t, resp, body, http.StatusUnprocessableEntity, "unsupported_payload_codec", "input")
+
+	// A signal's body too.
+	tk := d.MustSubmit("sleep", `{"ms":10}`, "")
+	resp, body = rawDo(t, d, http.MethodPost, "/v1/tasks/"+tk.ID+"/signals/go", nil, `{"Input":null}`)
+	requireAPIError(t, resp, body, http.StatusBadRequest, "invalid_request", "Input")
+
+	// Exact names are still accepted.
+	resp, body = rawDo(t, d, http.MethodPost, "/v1/tasks", nil,
+		`{"module":"testkit","function":"echo","retry":{"maximum_attempts":3},"input":`+input+`}`)
+	require.Equal(t, http.StatusAccepted, resp.StatusCode, "%s", body)
+}
+
+// TestE2EStatusHygiene checks the headers that go with some statuses: 405
+// lists the route's methods in Allow; 429 and 409 idempotency_key_in_flight
+// carry Retry-After in seconds.
+func TestE2EStatusHygiene(t *testing.T) {
+	d := MustRunMain(t)
+	d.MustDeployTestkit()
+	for _, c := range []struct{ method, path, allow string }{
+		{http.MethodDelete, "/v1/tasks", "GET, POST"},
+		{http.MethodPatch, "/v1/modules/testkit", "GET, PUT, DELETE"},
+		{http.MethodPost, "/healthz", "GET"},
+		{"BREW", "/v1/responses", "POST"},
+	} {
+		resp, body := rawDo(t, d, c.method, c.path, nil, "")
+		requireAPIError(t, resp, body, http.StatusMethodNotAllowed, "method_not_allowed", "")
+		require.Equal(t, c.allow, resp.Header.Get("Allow"), "%s %s", c.method, c.path)
+	}
+
+	// 409 in flight: a synchronous request holds its key while its task runs.
+	body := string(mustJSON(t, taskRequest(t, "sleep", `{"ms":1500}`, "")))
+	key := http.Header{"Idempotency-Key": {"slow"}}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, d.URL("/v1/responses"), strings.NewReader(body))
+		if err != nil {
+			return
+		}
+		req.Header.Set("Authorization", "Bearer "+d.Token)
+		req.Header.Set("Idempotency-Key", "slow")
+		if resp, err := d.http.Do(req); err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	require.Eventually(t, func() bool { return len(d.MustListTasks("")) == 1 }, 10*time.Second, 10*time.Millisecond,
+		"the first request's task is created")
+	resp, data := rawDo(t, d, http.MethodPost, "/v1/responses", key, body)
+	requireAPIError(t, resp, data, http.StatusConflict, "idempotency_key_in_flight", "Idempotency-Key")
+	require.Equal(t, "1", resp.Header.Get("Retry-After"))
+	<-done
+
+	// 429: pairing attempts are rate-limited.
+	limited := false
+	for range 200 {
+		resp, data := rawDo(t, d, http.MethodPost, "/v1/pair", nil, `{"code":"weftpair-AAAA","name":"guess"}`)
+		if resp.StatusCode == http.StatusTooManyRequests {
+			requireAPIError(t, resp, data, http.StatusTooManyRequests, "rate_limited", "")
+			secs := resp.Header.Get("Retry-After")
+			require.Regexp(t, `^[1-9][0-9]*$`, secs)
+			limited = true
+			break
+		}
+	}
+	require.True(t, limited, "no 429 after 200 pairing attempts")
+}
+
+// TestE2EShutdownEndsStreams opens 20 SSE streams on a long task and sends
+// SIGTERM: the daemon must exit promptly, well within its 10 s shutdown
+// bound, and every stream must end cleanly (the chunked body terminated,
+// not cut).
+func TestE2EShutdownEndsStreams(t *testing.T) {
+	d := MustRunMain(t)
+	d.MustDeployTestkit()
+	tk := d.MustSubmit("sleep", `{"ms":600000}`, "")
+	const streams = 20
+	ended := make(chan error, streams)
+	for range streams {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, d.URL("/v1/tasks/"+tk.ID+"/events"), nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+d.Token)
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := d.http.Do(req)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		rd := bufio.NewReader(resp.Body)
+		line, err := rd.ReadString('\n')
+		require.NoError(t, err)
+		require.Equal(t, "id: 0\n", line, "the stream is open and delivering")
+		go func() {
+			defer resp.Body.Close()
+			_, err := io.Copy(io.Discard, rd)
+			ended <- err
+		}()
+	}
+	took, err := d.Stop()
+	require.NoError(t, err, "exit status after SIGTERM")
+	t.Logf("SIGTERM with %d open SSE streams: exited in %s", streams, took.Round(time.Millisecond))
+	require.Less(t, took, 5*time.Second, "shutdown waited for the SSE streams")
+	for range streams {
+		require.NoError(t, <-ended, "a stream was cut instead of ended")
+	}
 }

@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"math"
 	"net/http"
+	"strconv"
 
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/runtime"
@@ -157,6 +159,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="weft", error="invalid_token"`)
 	case runtime.CodeInsufficientScope:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="weft", error="insufficient_scope"`)
+	}
+	if wait := runtime.ErrorRetryAfter(err); wait > 0 || status == http.StatusTooManyRequests || code == runtime.CodeIdempotencyKeyInFlight {
+		w.Header().Set("Retry-After", strconv.FormatInt(int64(max(math.Ceil(wait.Seconds()), 1)), 10))
 	}
 	s.writeJSON(w, status, body)
 }

@@ -192,7 +192,8 @@ func parseIdempotencyKey(values []string) (string, error) {
 // method, the path and the canonical body. A JSON body is
 // canonicalised (members sorted, insignificant whitespace dropped, numbers
 // kept as written), so formatting and member order do not matter; any other
-// body (a wasm module) counts byte for byte.
+// body (a wasm module, or JSON that names a member twice) counts byte for
+// byte.
 func requestDigest(method, path string, body []byte) []byte {
 	h := sha256.New()
 	h.Write([]byte(method))
@@ -206,8 +207,8 @@ func requestDigest(method, path string, body []byte) []byte {
 // canonicalBody returns the canonical JSON form of body, or body itself when
 // it is not JSON.
 func canonicalBody(body []byte) []byte {
-	if !json.Valid(body) {
-		return body
+	if !json.Valid(body) || checkMemberNames(body, nil) != nil {
+		return body // not JSON, or a member named twice: byte for byte
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()

@@ -255,9 +255,15 @@ func TestIdempotency(t *testing.T) {
 		require.Equal(t, firstBody, MustReadBody(t, again))
 		MustError(t, b.do(t, "PUT", "/v1/modules/x", string(fakeModule("y:activity")), hdr("Idempotency-Key", "deploy")), 422, "idempotency_key_reused")
 
-		p1 := MustDecode[map[string]any](t, b.do(t, "POST", "/v1/pairings", `{}`, hdr("Idempotency-Key", "pair")), 201)
-		p2 := MustDecode[map[string]any](t, b.do(t, "POST", "/v1/pairings", `{}`, hdr("Idempotency-Key", "pair")), 201)
-		require.Equal(t, p1["code"], p2["code"], "a replay makes no second code")
+		pairing := b.do(t, "POST", "/v1/pairings", `{}`, hdr("Idempotency-Key", "pair"))
+		require.Equal(t, "no-store", pairing.Header.Get("Cache-Control"))
+		p1 := MustDecode[map[string]any](t, pairing, 201)
+		require.NotEmpty(t, p1["code"])
+		// The code is shown once: a replay makes no second code and shows
+		// none.
+		replay := b.do(t, "POST", "/v1/pairings", `{}`, hdr("Idempotency-Key", "pair"))
+		require.Equal(t, "true", replay.Header.Get("Idempotent-Replayed"))
+		MustError(t, replay, 409, "idempotency_secret_not_replayed")
 	})
 
 	t.Run("BadKeys", func(t *testing.T) {

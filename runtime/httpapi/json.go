@@ -60,8 +60,8 @@ func readBody(r *http.Request) ([]byte, error) {
 }
 
 // decodeJSON decodes the request body into dst, strictly: the body must be one
-// JSON object with only known fields, of the right types, and nothing after
-// it. Every failure is invalid_request (400) with param naming the field where
+// JSON object with only known fields, named exactly (case-sensitive) and
+// once each, of the right types, and nothing after it. Every failure is invalid_request (400) with param naming the field where
 // one is at fault, or payload_too_large (413). The Content-Type header is not
 // checked: a client that sends JSON without it is served all the same.
 func decodeJSON(r *http.Request, dst any) error {
@@ -85,7 +85,7 @@ func decodeStrict(data []byte, dst any) error {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return errorf(runtime.CodeInvalid, "", "malformed JSON: unexpected data after the JSON object")
 	}
-	return nil
+	return checkMemberNames(data, reflect.TypeOf(dst))
 }
 
 // jsonError turns an encoding/json error into an API error.
