@@ -454,6 +454,29 @@ type signalPayload struct {
 // CodeSignalTargetFinished for a finished task and CodeInvalid for an
 // activity task, a bad name or payload.
 func (e *Engine) TaskSignal(ctx context.Context, who *Principal, id, name string, payload codec.Envelope) error {
+	return e.signal(ctx, who, id, name, payload, nil)
+}
+
+// TaskSignalIdempotent is TaskSignal under the caller's in-flight
+// idempotency key (from IdempotencyBegin): the key is completed with
+// status and body in the transaction that appends the signal, so that no
+// crash lets a retry with the key deliver the signal twice. It returns
+// CodeConflict when the key is not in flight.
+func (e *Engine) TaskSignalIdempotent(ctx context.Context, who *Principal, id, name string, payload codec.Envelope, key string, status int, body []byte) error {
+	if key == "" || status == 0 {
+		return Errorf(CodeInvalid, "an idempotent signal needs a key and a status")
+	}
+	err := e.signal(ctx, who, id, name, payload, &store.IdempotencyKeyCompleteParams{
+		ClientID: who.ClientID, Key: key, StatusCode: status, Body: body,
+	})
+	if err == nil {
+		e.keys.drop(who.ClientID, key) // completed with the signal
+	}
+	return err
+}
+
+// signal is TaskSignal, completing idem with the append when it is set.
+func (e *Engine) signal(ctx context.Context, who *Principal, id, name string, payload codec.Envelope, idem *store.IdempotencyKeyCompleteParams) error {
 	if err := who.Require(ScopeTasksWrite); err != nil {
 		return err
 	}
@@ -484,10 +507,13 @@ func (e *Engine) TaskSignal(ctx context.Context, who *Principal, id, name string
 	}
 	_, err = e.store.EventAppend(ctx, &store.EventAppendParams{
 		TaskID: id, Events: []store.EventDraft{{Type: EventSignalReceived, Payload: doc}}, Wake: true,
+		Idempotency: idem,
 	})
 	switch {
 	case errors.Is(err, store.ErrTaskFinished):
 		return Errorf(CodeSignalTargetFinished, "task %s finished and receives no more signals", id)
+	case idem != nil && errors.Is(err, store.ErrNotFound):
+		return Errorf(CodeConflict, "idempotency key %q is not in flight", idem.Key)
 	case err != nil:
 		return internal("signal task", err)
 	}

@@ -320,11 +320,28 @@ func (s *Server) handleTaskSignal(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, name := chi.URLParam(r, "id"), chi.URLParam(r, "name")
-	if err := s.engine.TaskSignal(r.Context(), principal(r), id, name, input); err != nil {
+	held := heldIdempotencyKey(r)
+	if held == nil {
+		if err := s.engine.TaskSignal(r.Context(), principal(r), id, name, input); err != nil {
+			s.writeError(w, r, renameParam(err, "payload", "input"))
+			return
+		}
+		s.writeJSON(w, http.StatusAccepted, signalDoc{Object: "signal", TaskID: id, Name: name})
+		return
+	}
+	// Under an Idempotency-Key the answer is stored with the signal, in one
+	// transaction.
+	answer, err := encodeJSON(signalDoc{Object: "signal", TaskID: id, Name: name})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.engine.TaskSignalIdempotent(r.Context(), principal(r), id, name, input, held.key, http.StatusAccepted, answer); err != nil {
 		s.writeError(w, r, renameParam(err, "payload", "input"))
 		return
 	}
-	s.writeJSON(w, http.StatusAccepted, signalDoc{Object: "signal", TaskID: id, Name: name})
+	held.stored = true
+	writeBody(w, http.StatusAccepted, answer)
 }
 
 // pageSize parses a limit query parameter.

@@ -72,6 +72,29 @@ func testIdempotencyTask(t *testing.T, newStore func(testing.TB) store.Store) {
 		require.Len(t, list, 1)
 	})
 
+	t.Run("CompletedWithEventAppend", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		ctx := t.Context()
+		task := MustInsertTask(t, s, &store.TaskInsertParams{OwnerClientID: "cli_a"})
+		require.Equal(t, store.IdempotencyNew, begin(t, s, "sig", "req").Outcome)
+		draft := []store.EventDraft{{Type: "signal.received", Payload: []byte(`{"name":"go"}`)}}
+		_, err := s.EventAppend(ctx, &store.EventAppendParams{TaskID: task.ID, Events: draft,
+			Idempotency: &store.IdempotencyKeyCompleteParams{ClientID: "cli_a", Key: "sig", StatusCode: 202, Body: []byte(`{"ok":1}`)}})
+		require.NoError(t, err)
+		got := begin(t, s, "sig", "req")
+		require.Equal(t, store.IdempotencyReplay, got.Outcome)
+		require.Equal(t, []byte(`{"ok":1}`), got.Key.Body)
+
+		// A key that is not in flight voids the append.
+		_, err = s.EventAppend(ctx, &store.EventAppendParams{TaskID: task.ID, Events: draft,
+			Idempotency: &store.IdempotencyKeyCompleteParams{ClientID: "cli_a", Key: "sig", StatusCode: 202}})
+		require.ErrorIs(t, err, store.ErrNotFound)
+		events, err := s.EventList(ctx, &store.EventListParams{TaskID: task.ID})
+		require.NoError(t, err)
+		require.Len(t, events, 2, "response.created and one signal")
+	})
+
 	t.Run("BindWithStart", func(t *testing.T) {
 		t.Parallel()
 		s := newStore(t)
