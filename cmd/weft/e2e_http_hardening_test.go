@@ -79,11 +79,14 @@ func (r keyedRequest) send(ctx context.Context, d *Daemon) keyedAnswer {
 // unique input, and every answer to a key must name that task: a key whose
 // task committed is never freed by recovery, and a retry of a synchronous
 // request whose task outlived the crash waits for that same task.
-// WEFT_LONG_TESTS=1 runs more kills.
+// WEFT_LONG_TESTS=1 runs 12 kills instead of 4; -short runs 2.
 func TestE2EIdempotencyAcrossKills(t *testing.T) {
 	kills, senders := 4, 24
-	if os.Getenv("WEFT_LONG_TESTS") == "1" {
+	switch {
+	case os.Getenv("WEFT_LONG_TESTS") == "1":
 		kills = 12
+	case testing.Short():
+		kills = 2
 	}
 	d := MustRunMain(t)
 	d.MustDeployTestkit()
