@@ -547,11 +547,35 @@ func TestE2EShutdownEndsStreams(t *testing.T) {
 			ended <- err
 		}()
 	}
+	// And a synchronous request waiting for a long task under a key.
+	syncBody := mustJSON(t, taskRequest(t, "sleep", `{"ms":600000}`, "fail"))
+	waiting := keyedRequest{path: "/v1/responses", key: "wait-through-shutdown", body: syncBody}
+	waited := make(chan keyedAnswer, 1)
+	go func() { waited <- waiting.send(context.Background(), d) }()
+	var syncTask string
+	require.Eventually(t, func() bool {
+		for _, other := range d.MustListTasks("") {
+			if other.ID != tk.ID {
+				syncTask = other.ID
+			}
+		}
+		return syncTask != ""
+	}, 10*time.Second, 10*time.Millisecond)
+
 	took, err := d.Stop()
 	require.NoError(t, err, "exit status after SIGTERM")
-	t.Logf("SIGTERM with %d open SSE streams: exited in %s", streams, took.Round(time.Millisecond))
+	t.Logf("SIGTERM with %d open SSE streams and a waiting POST /v1/responses: exited in %s", streams, took.Round(time.Millisecond))
 	require.Less(t, took, 5*time.Second, "shutdown waited for the SSE streams")
 	for range streams {
 		require.NoError(t, <-ended, "a stream was cut instead of ended")
 	}
+	require.Equal(t, http.StatusServiceUnavailable, (<-waited).status, "the waiting request is told the daemon stops")
+
+	// After the restart the same key answers for the same task, which
+	// recovery failed (on_restart fail): no second task.
+	d.Restart()
+	again := waiting.send(t.Context(), d)
+	require.Equal(t, http.StatusOK, again.status)
+	require.Equal(t, syncTask, again.taskID)
+	require.Len(t, d.MustListTasks(""), 2)
 }
