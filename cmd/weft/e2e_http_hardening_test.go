@@ -111,11 +111,11 @@ func TestE2EIdempotencyAcrossKills(t *testing.T) {
 		key := fmt.Sprintf("k-%d-%d-%d", round, sender, n)
 		if n%2 == 0 {
 			return keyedRequest{path: "/v1/tasks", key: key,
-				body: mustJSON(t, taskRequest(t, "echo", fmt.Sprintf(`{"key":%q}`, key), ""))}
+				body: MustJSON(t, taskRequest(t, "echo", fmt.Sprintf(`{"key":%q}`, key), ""))}
 		}
 		// Long enough that some are still running at the kill.
 		return keyedRequest{path: "/v1/responses", key: key,
-			body: mustJSON(t, taskRequest(t, "sleep", fmt.Sprintf(`{"ms":%d,"key":%q}`, 20+rng.IntN(300), key), ""))}
+			body: MustJSON(t, taskRequest(t, "sleep", fmt.Sprintf(`{"ms":%d,"key":%q}`, 20+rng.IntN(300), key), ""))}
 	}
 
 	for round := range kills {
@@ -142,7 +142,7 @@ func TestE2EIdempotencyAcrossKills(t *testing.T) {
 		mu.Lock()
 		all := append([]keyedRequest(nil), requests...)
 		mu.Unlock()
-		retryAll(t, d, all, record)
+		MustRetryAll(t, d, all, record)
 	}
 
 	tasks := d.MustListTasks("")
@@ -172,10 +172,10 @@ func TestE2EIdempotencyAcrossKills(t *testing.T) {
 		len(requests), kills, lost, len(tasks))
 }
 
-// retryAll sends every request again until each gets a 2xx answer, a few
+// MustRetryAll sends every request again until each gets a 2xx answer, a few
 // at a time, and records the answers.
-func retryAll(t *testing.T, d *Daemon, all []keyedRequest, record func(string, keyedAnswer)) {
-	t.Helper()
+func MustRetryAll(tb testing.TB, d *Daemon, all []keyedRequest, record func(string, keyedAnswer)) {
+	tb.Helper()
 	work := make(chan keyedRequest)
 	var wg sync.WaitGroup
 	errs := make(chan error, 1)
@@ -184,7 +184,7 @@ func retryAll(t *testing.T, d *Daemon, all []keyedRequest, record func(string, k
 			for r := range work {
 				deadline := time.Now().Add(60 * time.Second)
 				for {
-					a := r.send(t.Context(), d)
+					a := r.send(tb.Context(), d)
 					if a.taskID != "" {
 						record(r.key, a)
 						break
@@ -208,52 +208,52 @@ func retryAll(t *testing.T, d *Daemon, all []keyedRequest, record func(string, k
 	wg.Wait()
 	select {
 	case err := <-errs:
-		require.NoError(t, err)
+		require.NoError(tb, err)
 	default:
 	}
 }
 
-// mustJSON encodes v.
-func mustJSON(tb testing.TB, v any) []byte {
+// MustJSON encodes v.
+func MustJSON(tb testing.TB, v any) []byte {
 	tb.Helper()
 	data, err := json.Marshal(v)
 	require.NoError(tb, err)
 	return data
 }
 
-// rawDo sends one request with the admin token and extra headers, and
+// MustRawDo sends one request with the admin token and extra headers, and
 // returns the answer with its whole body.
-func rawDo(t *testing.T, d *Daemon, method, path string, header http.Header, body string) (*http.Response, []byte) {
-	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), method, d.URL(path), strings.NewReader(body))
-	require.NoError(t, err)
+func MustRawDo(tb testing.TB, d *Daemon, method, path string, header http.Header, body string) (*http.Response, []byte) {
+	tb.Helper()
+	req, err := http.NewRequestWithContext(tb.Context(), method, d.URL(path), strings.NewReader(body))
+	require.NoError(tb, err)
 	req.Header.Set("Authorization", "Bearer "+d.Token)
 	for k, vs := range header {
 		req.Header[k] = vs
 	}
 	resp, err := d.http.Do(req)
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	return resp, data
 }
 
-// requireAPIError checks an error answer's status, code and param.
-func requireAPIError(t *testing.T, resp *http.Response, body []byte, status int, code, param string) {
-	t.Helper()
-	require.Equal(t, status, resp.StatusCode, "%s", body)
+// MustAPIError checks an error answer's status, code and param.
+func MustAPIError(tb testing.TB, resp *http.Response, body []byte, status int, code, param string) {
+	tb.Helper()
+	require.Equal(tb, status, resp.StatusCode, "%s", body)
 	var doc struct {
 		Error struct {
 			Code  string  `json:"code"`
 			Param *string `json:"param"`
 		} `json:"error"`
 	}
-	require.NoError(t, json.Unmarshal(body, &doc), "%s", body)
-	require.Equal(t, code, doc.Error.Code, "%s", body)
+	require.NoError(tb, json.Unmarshal(body, &doc), "%s", body)
+	require.Equal(tb, code, doc.Error.Code, "%s", body)
 	if param != "" {
-		require.NotNil(t, doc.Error.Param, "%s", body)
-		require.Equal(t, param, *doc.Error.Param, "%s", body)
+		require.NotNil(tb, doc.Error.Param, "%s", body)
+		require.Equal(tb, param, *doc.Error.Param, "%s", body)
 	}
 }
 
@@ -277,7 +277,7 @@ func TestE2EMetricsLabelsBounded(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			for mp := range work {
-				resp, _ := rawDo(t, d, mp[0], mp[1], nil, "")
+				resp, _ := MustRawDo(t, d, mp[0], mp[1], nil, "")
 				require.Less(t, resp.StatusCode, 500)
 			}
 		})
@@ -297,7 +297,7 @@ func TestE2EMetricsLabelsBounded(t *testing.T) {
 	}
 	close(work)
 	wg.Wait()
-	resp, body := rawDo(t, d, http.MethodGet, "/metrics", nil, "")
+	resp, body := MustRawDo(t, d, http.MethodGet, "/metrics", nil, "")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	t.Logf("/metrics after 4000 requests with random methods and paths: %d bytes", len(body))
 	require.Less(t, len(body), 64<<10, "metrics grow with what clients send")
@@ -313,7 +313,7 @@ func TestE2EMetricsLabelsBounded(t *testing.T) {
 func TestE2EPairingSecretNotStored(t *testing.T) {
 	d := MustRunMain(t)
 	key := http.Header{"Idempotency-Key": {"pair-once"}}
-	resp, body := rawDo(t, d, http.MethodPost, "/v1/pairings", key, `{"scopes":["tasks:read"]}`)
+	resp, body := MustRawDo(t, d, http.MethodPost, "/v1/pairings", key, `{"scopes":["tasks:read"]}`)
 	require.Equal(t, http.StatusCreated, resp.StatusCode, "%s", body)
 	require.Equal(t, "no-store", resp.Header.Get("Cache-Control"))
 	var pairing struct {
@@ -322,13 +322,13 @@ func TestE2EPairingSecretNotStored(t *testing.T) {
 	require.NoError(t, json.Unmarshal(body, &pairing))
 	require.True(t, strings.HasPrefix(pairing.Code, "weftpair-"), pairing.Code)
 
-	replay, replayBody := rawDo(t, d, http.MethodPost, "/v1/pairings", key, `{"scopes":["tasks:read"]}`)
-	requireAPIError(t, replay, replayBody, http.StatusConflict, "idempotency_secret_not_replayed", "Idempotency-Key")
+	replay, replayBody := MustRawDo(t, d, http.MethodPost, "/v1/pairings", key, `{"scopes":["tasks:read"]}`)
+	MustAPIError(t, replay, replayBody, http.StatusConflict, "idempotency_secret_not_replayed", "Idempotency-Key")
 	require.Equal(t, "true", replay.Header.Get("Idempotent-Replayed"))
 	require.NotContains(t, string(replayBody), pairing.Code)
 
 	// The token of POST /v1/pair is never cached either.
-	pair, pairBody := rawDo(t, d, http.MethodPost, "/v1/pair", nil, fmt.Sprintf(`{"code":%q,"name":"reader"}`, pairing.Code))
+	pair, pairBody := MustRawDo(t, d, http.MethodPost, "/v1/pair", nil, fmt.Sprintf(`{"code":%q,"name":"reader"}`, pairing.Code))
 	require.Equal(t, http.StatusCreated, pair.StatusCode, "%s", pairBody)
 	require.Equal(t, "no-store", pair.Header.Get("Cache-Control"))
 	var paired struct {
@@ -418,7 +418,7 @@ func TestE2EFileModes(t *testing.T) {
 func TestE2EExactMemberNames(t *testing.T) {
 	d := MustRunMain(t)
 	d.MustDeployTestkit()
-	input := string(mustJSON(t, taskRequest(t, "echo", "null", "")["input"]))
+	input := string(MustJSON(t, taskRequest(t, "echo", "null", "")["input"]))
 	cases := []struct {
 		path, body, param string
 	}{
@@ -433,7 +433,7 @@ func TestE2EExactMemberNames(t *testing.T) {
 		{"/v1/pair", `{"CODE":"weftpair-x","name":"n"}`, "CODE"},
 	}
 	for _, c := range cases {
-		resp, body := rawDo(t, d, http.MethodPost, c.path, nil, c.body)
+		resp, body := MustRawDo(t, d, http.MethodPost, c.path, nil, c.body)
 		require.Equal(t, http.StatusBadRequest, resp.StatusCode, "%s %s: %s", c.path, c.body, body)
 		var doc struct {
 			Error struct {
@@ -448,17 +448,17 @@ func TestE2EExactMemberNames(t *testing.T) {
 	}
 	// The input envelope is parsed by the codec, which checks the codec tag
 	// first: a member named in another case is no codec tag.
-	resp, body := rawDo(t, d, http.MethodPost, "/v1/tasks", nil,
+	resp, body := MustRawDo(t, d, http.MethodPost, "/v1/tasks", nil,
 		`{"module":"testkit","function":"echo","input":`+strings.Replace(input, `"codec"`, `"CODEC"`, 1)+`}`)
-	requireAPIError(t, resp, body, http.StatusUnprocessableEntity, "unsupported_payload_codec", "input")
+	MustAPIError(t, resp, body, http.StatusUnprocessableEntity, "unsupported_payload_codec", "input")
 
 	// A signal's body too.
 	tk := d.MustSubmit("sleep", `{"ms":10}`, "")
-	resp, body = rawDo(t, d, http.MethodPost, "/v1/tasks/"+tk.ID+"/signals/go", nil, `{"Input":null}`)
-	requireAPIError(t, resp, body, http.StatusBadRequest, "invalid_request", "Input")
+	resp, body = MustRawDo(t, d, http.MethodPost, "/v1/tasks/"+tk.ID+"/signals/go", nil, `{"Input":null}`)
+	MustAPIError(t, resp, body, http.StatusBadRequest, "invalid_request", "Input")
 
 	// Exact names are still accepted.
-	resp, body = rawDo(t, d, http.MethodPost, "/v1/tasks", nil,
+	resp, body = MustRawDo(t, d, http.MethodPost, "/v1/tasks", nil,
 		`{"module":"testkit","function":"echo","retry":{"maximum_attempts":3},"input":`+input+`}`)
 	require.Equal(t, http.StatusAccepted, resp.StatusCode, "%s", body)
 }
@@ -475,13 +475,13 @@ func TestE2EStatusHygiene(t *testing.T) {
 		{http.MethodPost, "/healthz", "GET"},
 		{"BREW", "/v1/responses", "POST"},
 	} {
-		resp, body := rawDo(t, d, c.method, c.path, nil, "")
-		requireAPIError(t, resp, body, http.StatusMethodNotAllowed, "method_not_allowed", "")
+		resp, body := MustRawDo(t, d, c.method, c.path, nil, "")
+		MustAPIError(t, resp, body, http.StatusMethodNotAllowed, "method_not_allowed", "")
 		require.Equal(t, c.allow, resp.Header.Get("Allow"), "%s %s", c.method, c.path)
 	}
 
 	// 409 in flight: a synchronous request holds its key while its task runs.
-	body := string(mustJSON(t, taskRequest(t, "sleep", `{"ms":1500}`, "")))
+	body := string(MustJSON(t, taskRequest(t, "sleep", `{"ms":1500}`, "")))
 	key := http.Header{"Idempotency-Key": {"slow"}}
 	done := make(chan struct{})
 	go func() {
@@ -499,17 +499,17 @@ func TestE2EStatusHygiene(t *testing.T) {
 	}()
 	require.Eventually(t, func() bool { return len(d.MustListTasks("")) == 1 }, 10*time.Second, 10*time.Millisecond,
 		"the first request's task is created")
-	resp, data := rawDo(t, d, http.MethodPost, "/v1/responses", key, body)
-	requireAPIError(t, resp, data, http.StatusConflict, "idempotency_key_in_flight", "Idempotency-Key")
+	resp, data := MustRawDo(t, d, http.MethodPost, "/v1/responses", key, body)
+	MustAPIError(t, resp, data, http.StatusConflict, "idempotency_key_in_flight", "Idempotency-Key")
 	require.Equal(t, "1", resp.Header.Get("Retry-After"))
 	<-done
 
 	// 429: pairing attempts are rate-limited.
 	limited := false
 	for range 200 {
-		resp, data := rawDo(t, d, http.MethodPost, "/v1/pair", nil, `{"code":"weftpair-AAAA","name":"guess"}`)
+		resp, data := MustRawDo(t, d, http.MethodPost, "/v1/pair", nil, `{"code":"weftpair-AAAA","name":"guess"}`)
 		if resp.StatusCode == http.StatusTooManyRequests {
-			requireAPIError(t, resp, data, http.StatusTooManyRequests, "rate_limited", "")
+			MustAPIError(t, resp, data, http.StatusTooManyRequests, "rate_limited", "")
 			secs := resp.Header.Get("Retry-After")
 			require.Regexp(t, `^[1-9][0-9]*$`, secs)
 			limited = true
@@ -548,7 +548,7 @@ func TestE2EShutdownEndsStreams(t *testing.T) {
 		}()
 	}
 	// And a synchronous request waiting for a long task under a key.
-	syncBody := mustJSON(t, taskRequest(t, "sleep", `{"ms":600000}`, "fail"))
+	syncBody := MustJSON(t, taskRequest(t, "sleep", `{"ms":600000}`, "fail"))
 	waiting := keyedRequest{path: "/v1/responses", key: "wait-through-shutdown", body: syncBody}
 	waited := make(chan keyedAnswer, 1)
 	go func() { waited <- waiting.send(context.Background(), d) }()

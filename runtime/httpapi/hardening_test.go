@@ -19,28 +19,31 @@ import (
 func TestCheckMemberNames(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		body, param string
+		name, body, param string
 	}{
-		{`{"module":"m","function":"f"}`, ""},
-		{`{"module":"m","retry":{"maximum_attempts":3,"non_retryable_error_types":["x"]}}`, ""},
-		{`{"input":{"Codec":"avro","codec":"avro"}}`, ""}, // raw: the codec parses it
-		{`{"MODULE":"m"}`, "MODULE"},
-		{`{"Module":"m"}`, "Module"},
-		{`{"retry":{"Maximum_Attempts":3}}`, "retry.Maximum_Attempts"},
-		{`{"module":"a","module":"b"}`, "module"},
-		{`{"retry":{"maximum_attempts":1,"maximum_attempts":2}}`, "retry.maximum_attempts"},
-		{`{"input":{"blob":"a","blob":"b"}}`, "input.blob"},
-		{`{"retry":{"non_retryable_error_types":["a"]},"retry":null}`, "retry"},
+		{"exact", `{"module":"m","function":"f"}`, ""},
+		{"exact nested", `{"module":"m","retry":{"maximum_attempts":3,"non_retryable_error_types":["x"]}}`, ""},
+		{"raw member left to its parser", `{"input":{"Codec":"avro","codec":"avro"}}`, ""},
+		{"upper case", `{"MODULE":"m"}`, "MODULE"},
+		{"title case", `{"Module":"m"}`, "Module"},
+		{"nested case", `{"retry":{"Maximum_Attempts":3}}`, "retry.Maximum_Attempts"},
+		{"duplicate", `{"module":"a","module":"b"}`, "module"},
+		{"nested duplicate", `{"retry":{"maximum_attempts":1,"maximum_attempts":2}}`, "retry.maximum_attempts"},
+		{"duplicate in raw member", `{"input":{"blob":"a","blob":"b"}}`, "input.blob"},
+		{"duplicate object", `{"retry":{"non_retryable_error_types":["a"]},"retry":null}`, "retry"},
 	}
 	for _, tc := range tests {
-		err := checkMemberNames([]byte(tc.body), reflect.TypeFor[*taskRequest]())
-		if tc.param == "" {
-			require.NoError(t, err, tc.body)
-			continue
-		}
-		require.Error(t, err, tc.body)
-		require.Equal(t, runtime.CodeInvalid, runtime.ErrorCode(err), tc.body)
-		require.Equal(t, tc.param, runtime.ErrorParam(err), tc.body)
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := checkMemberNames([]byte(tc.body), reflect.TypeFor[*taskRequest]())
+			if tc.param == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			require.Equal(t, runtime.CodeInvalid, runtime.ErrorCode(err))
+			require.Equal(t, tc.param, runtime.ErrorParam(err))
+		})
 	}
 
 	// decodeStrict applies it after decoding.
