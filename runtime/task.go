@@ -260,14 +260,17 @@ func (e *Engine) TaskRun(ctx context.Context, p *TaskCreateParams) (*store.Respo
 // response, as TaskRun does for the task it creates: for a retry of POST
 // /v1/responses whose task was committed before a crash. When ctx ends
 // first it returns ctx's error and the task goes on. It needs the
-// tasks:read scope and returns CodeNotFound for a task the caller may not
-// see and CodeUnavailable when the engine is not open.
+// tasks:write scope (that of the request it answers) or tasks:read, and
+// returns CodeNotFound for a task the caller may not see and
+// CodeUnavailable when the engine is not open.
 func (e *Engine) TaskWait(ctx context.Context, who *Principal, id string) (*store.Response, error) {
 	if err := e.checkOpen(); err != nil {
 		return nil, err
 	}
-	if err := who.Require(ScopeTasksRead); err != nil {
-		return nil, err
+	if who.Require(ScopeTasksWrite) != nil { // the scope of POST /v1/responses
+		if err := who.Require(ScopeTasksRead); err != nil {
+			return nil, err
+		}
 	}
 	ended, stop := e.finished.add(id)
 	defer stop()
