@@ -43,6 +43,7 @@ type Engine struct {
 	modules  moduleCache
 	loads    loadCache
 	pairing  *rateLimiter
+	keys     heldKeys // idempotency keys held by a request of this process
 	loggers  sync.Map // module name → hclog.Logger
 	svc      atomic.Pointer[store.ServiceConfig]
 	// draining is set by Drain: no task starts any more.

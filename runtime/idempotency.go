@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/weft-run/weft/store"
@@ -18,6 +19,44 @@ type Replay struct {
 	StatusCode int
 	// Body is the body of the first answer.
 	Body []byte
+	// TaskID, when set, is the task the first request committed under the
+	// key before it could store an answer, and that request is gone (the
+	// daemon restarted): StatusCode and Body are empty, the caller now holds
+	// the key, answers for this task (TaskWait) and completes the key. It is
+	// never a reason to create a second task.
+	TaskID string
+}
+
+// heldKeys are the idempotency keys that a request of this process holds,
+// from IdempotencyBegin to IdempotencyComplete or IdempotencyRelease. A key
+// in flight in the store but not held here belongs to a request that died
+// with an earlier process.
+type heldKeys struct {
+	mu   sync.Mutex
+	keys map[string]struct{}
+}
+
+func heldKeyName(clientID, key string) string { return clientID + "\x00" + key }
+
+// hold marks a key held; false if it was held already.
+func (h *heldKeys) hold(clientID, key string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	k := heldKeyName(clientID, key)
+	if _, ok := h.keys[k]; ok {
+		return false
+	}
+	if h.keys == nil {
+		h.keys = make(map[string]struct{})
+	}
+	h.keys[k] = struct{}{}
+	return true
+}
+
+func (h *heldKeys) drop(clientID, key string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.keys, heldKeyName(clientID, key))
 }
 
 // IdempotencyBegin claims an idempotency key of a client for one request,
@@ -28,6 +67,10 @@ type Replay struct {
 // CodeIdempotencyKeyInFlight while the first request runs, and CodeInvalid
 // for a malformed key. Keys live for Config.IdempotencyTTL (24 hours by
 // default) and belong to one client.
+//
+// A key whose request committed a task and died before it stored an answer
+// (a crash) gives a Replay with only TaskID set, to the first caller after
+// the restart; the caller then holds the key as if it were new.
 func (e *Engine) IdempotencyBegin(ctx context.Context, clientID, key string, digest []byte) (*Replay, error) {
 	if err := checkIdempotencyKey(key); err != nil {
 		return nil, err
@@ -45,23 +88,35 @@ func (e *Engine) IdempotencyBegin(ctx context.Context, clientID, key string, dig
 	}
 	switch res.Outcome {
 	case store.IdempotencyNew:
+		e.keys.hold(clientID, key)
 		return nil, nil
+	case store.IdempotencyTask:
+		if e.keys.hold(clientID, key) {
+			return &Replay{TaskID: res.Key.TaskID}, nil
+		}
+		return nil, inFlight()
 	case store.IdempotencyReplay:
 		return &Replay{StatusCode: res.Key.StatusCode, Body: res.Key.Body}, nil
 	case store.IdempotencyMismatch:
 		return nil, &Error{Code: CodeIdempotencyKeyReused, Param: "Idempotency-Key",
 			Message: "this idempotency key was already used with a different request"}
 	case store.IdempotencyInFlight:
-		return nil, &Error{Code: CodeIdempotencyKeyInFlight, Param: "Idempotency-Key",
-			Message: "a request with this idempotency key is still in progress"}
+		return nil, inFlight()
 	}
 	return nil, internal("begin idempotency key", errors.New("unknown outcome "+res.Outcome.String()))
+}
+
+// inFlight is the error of a key whose first request still runs.
+func inFlight() error {
+	return &Error{Code: CodeIdempotencyKeyInFlight, Param: "Idempotency-Key", Err: RetryAfter(inFlightRetry),
+		Message: "a request with this idempotency key is still in progress"}
 }
 
 // IdempotencyComplete stores the answer of the request that holds the key,
 // to be replayed to later requests with the same key and digest. It returns
 // CodeConflict unless the key is in flight.
 func (e *Engine) IdempotencyComplete(ctx context.Context, clientID, key string, status int, body []byte) error {
+	defer e.keys.drop(clientID, key)
 	err := e.store.IdempotencyKeyComplete(ctx, &store.IdempotencyKeyCompleteParams{
 		ClientID: clientID, Key: key, StatusCode: status, Body: body,
 	})
@@ -76,8 +131,11 @@ func (e *Engine) IdempotencyComplete(ctx context.Context, clientID, key string, 
 
 // IdempotencyRelease forgets a key whose request failed before it changed
 // anything (a validation error, say), so that the client can try again with
-// it. It returns CodeConflict unless the key is in flight.
+// it. A key bound to a task its request committed (TaskRun) is kept and
+// answers for that task. It returns CodeConflict unless the key is in
+// flight.
 func (e *Engine) IdempotencyRelease(ctx context.Context, clientID, key string) error {
+	defer e.keys.drop(clientID, key)
 	err := e.store.IdempotencyKeyRelease(ctx, clientID, key)
 	switch {
 	case errors.Is(err, store.ErrNotFound):

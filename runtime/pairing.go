@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base32"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -90,8 +91,9 @@ type Paired struct {
 // CodeRateLimited, CodeInvalid for a bad name, CodeInvalidCredential for an
 // unknown code, CodePairingUsed and CodePairingExpired.
 func (e *Engine) Pair(ctx context.Context, code, name string) (*Paired, error) {
-	if !e.pairing.allow(e.now()) {
-		return nil, Errorf(CodeRateLimited, "too many pairing attempts; try again in a minute")
+	if ok, wait := e.pairing.allow(e.now()); !ok {
+		return nil, &Error{Code: CodeRateLimited, Err: RetryAfter(wait),
+			Message: fmt.Sprintf("too many pairing attempts; try again in %s", wait.Round(time.Second))}
 	}
 	name = strings.TrimSpace(name)
 	if name == "" || len(name) > 128 {
@@ -132,8 +134,10 @@ func newRateLimiter(rate int, period time.Duration) *rateLimiter {
 	return &rateLimiter{rate: float64(rate), period: period, tokens: float64(rate)}
 }
 
-// allow takes a token at time now, and reports whether there was one.
-func (l *rateLimiter) allow(now time.Time) bool {
+// allow takes a token at time now, and reports whether there was one;
+// without one, it also returns how long until the next one, at least a
+// second.
+func (l *rateLimiter) allow(now time.Time) (bool, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !l.last.IsZero() && now.After(l.last) {
@@ -143,8 +147,9 @@ func (l *rateLimiter) allow(now time.Time) bool {
 		l.last = now
 	}
 	if l.tokens < 1 {
-		return false
+		wait := time.Duration((1 - l.tokens) * float64(l.period) / l.rate)
+		return false, max(wait, time.Second)
 	}
 	l.tokens--
-	return true
+	return true, 0
 }

@@ -43,6 +43,13 @@ type TaskCreateParams struct {
 	// never leave a created task behind a released key. Defaults to nil
 	// (complete the key separately with IdempotencyComplete).
 	Idempotency *IdempotencyReply
+	// IdempotencyKey, for TaskRun, is the caller's in-flight idempotency key
+	// of ClientID (from IdempotencyBegin): it is bound to the new task in
+	// the same transaction as the insert, so that after a crash a retry with
+	// the key finds this task (Replay.TaskID) instead of creating another.
+	// The caller completes the key with the final answer. Defaults to ""
+	// (no key).
+	IdempotencyKey string
 }
 
 // IdempotencyReply is the answer stored with an idempotency key by
@@ -86,8 +93,13 @@ func (e *Engine) TaskCreate(ctx context.Context, p *TaskCreateParams) (*store.Ta
 		}
 	}
 	t, err := e.taskInsert(ctx, ip)
-	if err != nil && p.Idempotency != nil && errors.Is(err, store.ErrNotFound) {
-		return nil, Errorf(CodeConflict, "idempotency key %q is not in flight", p.Idempotency.Key)
+	if p.Idempotency != nil {
+		if err != nil && errors.Is(err, store.ErrNotFound) {
+			return nil, Errorf(CodeConflict, "idempotency key %q is not in flight", p.Idempotency.Key)
+		}
+		if err == nil {
+			e.keys.drop(p.ClientID, p.Idempotency.Key) // completed with the insert
+		}
 	}
 	return t, err
 }
@@ -252,11 +264,56 @@ func (e *Engine) TaskRun(ctx context.Context, p *TaskCreateParams) (*store.Respo
 		return nil, err
 	}
 	ip.ID = store.NewID(store.TaskIDPrefix)
+	if p.IdempotencyKey != "" {
+		ip.IdempotencyTask = &store.IdempotencyKeyRef{ClientID: p.ClientID, Key: p.IdempotencyKey}
+	}
 	ended, stop := e.finished.add(ip.ID)
 	defer stop()
 	if _, err := e.taskInsert(ctx, ip); err != nil {
+		if p.IdempotencyKey != "" && errors.Is(err, store.ErrNotFound) {
+			return nil, Errorf(CodeConflict, "idempotency key %q is not in flight", p.IdempotencyKey)
+		}
 		return nil, err
 	}
+	return e.waitTask(ctx, ip.ID, ended)
+}
+
+// TaskWait waits until a task the caller may see finishes and returns its
+// response, as TaskRun does for the task it creates: for a retry of POST
+// /v1/responses whose task was committed before a crash. When ctx ends
+// first it returns ctx's error and the task goes on. It needs the
+// tasks:write scope (that of the request it answers) or tasks:read, and
+// returns CodeNotFound for a task the caller may not see and
+// CodeUnavailable when the engine is not open.
+func (e *Engine) TaskWait(ctx context.Context, who *Principal, id string) (*store.Response, error) {
+	if err := e.checkOpen(); err != nil {
+		return nil, err
+	}
+	if who.Require(ScopeTasksWrite) != nil { // the scope of POST /v1/responses
+		if err := who.Require(ScopeTasksRead); err != nil {
+			return nil, err
+		}
+	}
+	ended, stop := e.finished.add(id)
+	defer stop()
+	t, err := e.visibleTask(ctx, who, id)
+	if err != nil {
+		return nil, err
+	}
+	if t.Status.IsTerminal() {
+		r, err := e.store.ResponseGet(ctx, t.ResponseID())
+		if err != nil {
+			return nil, internal("get response", err)
+		}
+		return r, nil
+	}
+	return e.waitTask(ctx, id, ended)
+}
+
+// waitTask waits until task id is terminal and returns its response; ended
+// is closed when the engine sees the task end. It returns ErrClosed when
+// the engine stops first.
+func (e *Engine) waitTask(ctx context.Context, id string, ended <-chan struct{}) (*store.Response, error) {
 	// The engine says when the task ends; reading it now and then as well
 	// keeps the wait correct whatever ended it.
 	recheck := time.NewTicker(taskRunRecheck)
@@ -268,8 +325,11 @@ func (e *Engine) TaskRun(ctx context.Context, p *TaskCreateParams) (*store.Respo
 		case <-recheck.C:
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		case <-e.runCtx.Done():
+			// The engine stops; the task goes on at the next start.
+			return nil, ErrClosed
 		}
-		t, err := e.store.TaskGet(ctx, ip.ID)
+		t, err := e.store.TaskGet(ctx, id)
 		if err != nil {
 			return nil, internal("get task", err)
 		}
@@ -419,6 +479,29 @@ type signalPayload struct {
 // CodeSignalTargetFinished for a finished task and CodeInvalid for an
 // activity task, a bad name or payload.
 func (e *Engine) TaskSignal(ctx context.Context, who *Principal, id, name string, payload codec.Envelope) error {
+	return e.signal(ctx, who, id, name, payload, nil)
+}
+
+// TaskSignalIdempotent is TaskSignal under the caller's in-flight
+// idempotency key (from IdempotencyBegin): the key is completed with
+// status and body in the transaction that appends the signal, so that no
+// crash lets a retry with the key deliver the signal twice. It returns
+// CodeConflict when the key is not in flight.
+func (e *Engine) TaskSignalIdempotent(ctx context.Context, who *Principal, id, name string, payload codec.Envelope, key string, status int, body []byte) error {
+	if key == "" || status == 0 {
+		return Errorf(CodeInvalid, "an idempotent signal needs a key and a status")
+	}
+	err := e.signal(ctx, who, id, name, payload, &store.IdempotencyKeyCompleteParams{
+		ClientID: who.ClientID, Key: key, StatusCode: status, Body: body,
+	})
+	if err == nil {
+		e.keys.drop(who.ClientID, key) // completed with the signal
+	}
+	return err
+}
+
+// signal is TaskSignal, completing idem with the append when it is set.
+func (e *Engine) signal(ctx context.Context, who *Principal, id, name string, payload codec.Envelope, idem *store.IdempotencyKeyCompleteParams) error {
 	if err := who.Require(ScopeTasksWrite); err != nil {
 		return err
 	}
@@ -449,10 +532,13 @@ func (e *Engine) TaskSignal(ctx context.Context, who *Principal, id, name string
 	}
 	_, err = e.store.EventAppend(ctx, &store.EventAppendParams{
 		TaskID: id, Events: []store.EventDraft{{Type: EventSignalReceived, Payload: doc}}, Wake: true,
+		Idempotency: idem,
 	})
 	switch {
 	case errors.Is(err, store.ErrTaskFinished):
 		return Errorf(CodeSignalTargetFinished, "task %s finished and receives no more signals", id)
+	case idem != nil && errors.Is(err, store.ErrNotFound):
+		return Errorf(CodeConflict, "idempotency key %q is not in flight", idem.Key)
 	case err != nil:
 		return internal("signal task", err)
 	}

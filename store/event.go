@@ -104,6 +104,11 @@ type EventAppendParams struct {
 	// Wake makes a queued task claimable now, or a waiting workflow
 	// claimable through WorkflowClaim (a signal). Defaults to false.
 	Wake bool
+	// Idempotency, when set, completes that in-flight idempotency key with
+	// its status and body in the same transaction, so that a crash never
+	// leaves appended events behind a key that recovery frees. Defaults to
+	// nil.
+	Idempotency *IdempotencyKeyCompleteParams
 }
 
 // EventListParams are the params of Store.EventList.

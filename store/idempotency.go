@@ -28,6 +28,10 @@ type IdempotencyKey struct {
 	StatusCode int
 	// Body is the stored body of a done key.
 	Body []byte
+	// TaskID is the task the key's request created, bound in the
+	// transaction that inserted it (TaskInsertParams.IdempotencyTask); ""
+	// for a key bound to no task.
+	TaskID string
 	// CreatedAt is when the key was first used.
 	CreatedAt time.Time
 	// ExpiresAt is when the key is forgotten.
@@ -47,8 +51,14 @@ const (
 	IdempotencyReplay
 	// IdempotencyMismatch: the key was used with a different request.
 	IdempotencyMismatch
-	// IdempotencyInFlight: the key's first request is still running.
+	// IdempotencyInFlight: the key's first request is still running and
+	// has committed nothing.
 	IdempotencyInFlight
+	// IdempotencyTask: the key is in flight and bound to the task
+	// Key.TaskID, which its request committed, but no answer is stored yet.
+	// The caller decides whether that request is still running; if not, it
+	// answers for the task and completes the key. Never a second task.
+	IdempotencyTask
 )
 
 // String returns the outcome's name.
@@ -62,6 +72,8 @@ func (o IdempotencyOutcome) String() string {
 		return "mismatch"
 	case IdempotencyInFlight:
 		return "in_flight"
+	case IdempotencyTask:
+		return "task"
 	}
 	return "unknown"
 }
@@ -100,4 +112,12 @@ type IdempotencyKeyCompleteParams struct {
 	StatusCode int
 	// Body is the body to replay. Defaults to empty.
 	Body []byte
+}
+
+// IdempotencyKeyRef names an in-flight idempotency key of a client.
+type IdempotencyKeyRef struct {
+	// ClientID is the client. Required.
+	ClientID string
+	// Key is the key. Required.
+	Key string
 }

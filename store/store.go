@@ -143,7 +143,8 @@ type Store interface {
 	TaskCheckpoint(ctx context.Context, params *TaskCheckpointParams) (*Task, error)
 	// TaskRecover applies the persistence §11.3 table to every unfinished
 	// task at start-up, each new state with its event in one transaction,
-	// and releases the idempotency keys left in flight. Call it before any
+	// and releases the idempotency keys left in flight that are bound to no
+	// task (a bound key outlives a restart). Call it before any
 	// work starts.
 	TaskRecover(ctx context.Context) (*TaskRecoverResult, error)
 
@@ -197,14 +198,17 @@ type Store interface {
 
 	// IdempotencyKeyBegin claims (client, key) for a request atomically: of
 	// concurrent identical calls exactly one gets IdempotencyNew. An expired
-	// key counts as absent. It returns ErrInvalid for missing fields.
+	// key counts as absent. An in-flight key bound to a task (see
+	// TaskInsertParams.IdempotencyTask) gives IdempotencyTask. It returns
+	// ErrInvalid for missing fields.
 	IdempotencyKeyBegin(ctx context.Context, params *IdempotencyKeyBeginParams) (*IdempotencyKeyBeginResult, error)
 	// IdempotencyKeyComplete stores the result of an in-flight key. It
 	// returns ErrNotFound unless the key is in flight.
 	IdempotencyKeyComplete(ctx context.Context, params *IdempotencyKeyCompleteParams) error
 	// IdempotencyKeyRelease deletes an in-flight key whose request failed
-	// before it changed anything. It returns ErrNotFound unless the key is in
-	// flight.
+	// before it changed anything. A key bound to a task is kept, since its
+	// task was committed: the call then changes nothing and returns nil. It
+	// returns ErrNotFound unless the key is in flight.
 	IdempotencyKeyRelease(ctx context.Context, clientID, key string) error
 
 	// RetentionPurge deletes finished tasks whose finish time is before

@@ -137,6 +137,12 @@ type TaskInsertParams struct {
 	// Idempotency, when set, completes that in-flight idempotency key with
 	// its status and body in the same transaction. Defaults to nil.
 	Idempotency *IdempotencyKeyCompleteParams
+	// IdempotencyTask, when set, binds that in-flight idempotency key to the
+	// new task in the same transaction, for a request whose answer comes
+	// later (the synchronous POST /v1/responses): from the commit on, the
+	// key answers for this task (IdempotencyTask) and neither recovery nor
+	// release drops it. Not with Idempotency. Defaults to nil.
+	IdempotencyTask *IdempotencyKeyRef
 	// Start moves the new task on to running in the same transaction, as a
 	// claim and a start would (attempt 1, with their status events), and
 	// returns it running: for a caller that runs it at once, such as an
@@ -242,6 +248,7 @@ type TaskRecoverResult struct {
 	Cancelled []string
 	// Queued counts queued tasks left queued (policies retry and resume).
 	Queued int
-	// IdempotencyKeysReleased counts idempotency keys that were in flight.
+	// IdempotencyKeysReleased counts idempotency keys that were in flight
+	// and bound to no task.
 	IdempotencyKeysReleased int
 }

@@ -111,6 +111,9 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	if err := os.MkdirAll(cfg.dataDir, 0o700); err != nil {
 		return fmt.Errorf("create data directory: %w", err)
 	}
+	if err := privateDataDir(cfg.dataDir); err != nil {
+		return err
+	}
 
 	reg := prometheus.NewRegistry()
 	metrics, err := runtime.NewMetrics(reg)
@@ -194,6 +197,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          logger.Named("http").StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
 	}
+	srv.RegisterOnShutdown(api.CloseStreams) // SSE streams end when shutdown begins
 	addr := ln.Addr().String()
 	if err := os.WriteFile(filepath.Join(cfg.dataDir, addrFile), []byte(addr+"\n"), 0o600); err != nil {
 		logger.Warn("write address file", "error", err)

@@ -67,7 +67,8 @@ func clientDocOf(c *store.Client) *clientDoc {
 // handlePairingCreate issues a one-time pairing code: POST /v1/pairings
 // (admin) answers 201 with the code, its scopes and its expiry. Without
 // scopes the code grants runtime.DefaultPairingScopes; without ttl_seconds it
-// lives for the engine's default.
+// lives for the engine's default. Under an Idempotency-Key the code is not
+// stored with the key: a replay answers 409 idempotency_secret_not_replayed.
 func (s *Server) handlePairingCreate(w http.ResponseWriter, r *http.Request) {
 	var q pairingRequest
 	if err := decodeJSON(r, &q); err != nil {
@@ -83,6 +84,9 @@ func (s *Server) handlePairingCreate(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.writeError(w, r, renameParam(err, "ttl", "ttl_seconds"))
 		return
+	}
+	if held := heldIdempotencyKey(r); held != nil {
+		held.secret = true // the code is shown once and never stored
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	s.writeJSON(w, http.StatusCreated, pairingDoc{Object: "pairing", Code: p.Code, Scopes: p.Scopes, ExpiresAt: p.ExpiresAt.UTC()})

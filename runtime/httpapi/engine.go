@@ -25,10 +25,12 @@ type Engine interface {
 
 	TaskCreate(ctx context.Context, p *runtime.TaskCreateParams) (*store.Task, error)
 	TaskRun(ctx context.Context, p *runtime.TaskCreateParams) (*store.Response, error)
+	TaskWait(ctx context.Context, who *runtime.Principal, id string) (*store.Response, error)
 	TaskGet(ctx context.Context, who *runtime.Principal, id string) (*store.Task, error)
 	TaskList(ctx context.Context, who *runtime.Principal, p *runtime.TaskListParams) ([]*store.Task, string, error)
 	TaskCancel(ctx context.Context, who *runtime.Principal, id string) (*store.Task, error)
 	TaskSignal(ctx context.Context, who *runtime.Principal, id, name string, payload codec.Envelope) error
+	TaskSignalIdempotent(ctx context.Context, who *runtime.Principal, id, name string, payload codec.Envelope, key string, status int, body []byte) error
 	EventList(ctx context.Context, who *runtime.Principal, id string, after int64, limit int) ([]*store.Event, error)
 	EventSubscribe(ctx context.Context, who *runtime.Principal, id string, after int64) (<-chan *store.Event, error)
 	ResponseGet(ctx context.Context, who *runtime.Principal, id string) (*store.Response, error)

@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"math"
 	"net/http"
+	"strconv"
 
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/runtime"
@@ -12,6 +14,9 @@ import (
 const (
 	codeMethodNotAllowed runtime.Code = "method_not_allowed"
 	codeNotReady         runtime.Code = "not_ready"
+	// codeSecretNotReplayed: the replay of an answer that carried a
+	// secret, which is never stored.
+	codeSecretNotReplayed runtime.Code = "idempotency_secret_not_replayed"
 )
 
 // statusByCode is the one table from error code to HTTP status (house style
@@ -59,8 +64,9 @@ var statusByCode = map[runtime.Code]int{
 	runtime.Code(codec.CodeNonFiniteFloat):           http.StatusUnprocessableEntity,
 	runtime.Code(codec.CodePayloadLimit):             http.StatusRequestEntityTooLarge,
 
-	codeMethodNotAllowed: http.StatusMethodNotAllowed,
-	codeNotReady:         http.StatusServiceUnavailable,
+	codeMethodNotAllowed:  http.StatusMethodNotAllowed,
+	codeNotReady:          http.StatusServiceUnavailable,
+	codeSecretNotReplayed: http.StatusConflict,
 }
 
 // statusOf returns the HTTP status for an error code.
@@ -153,6 +159,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="weft", error="invalid_token"`)
 	case runtime.CodeInsufficientScope:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="weft", error="insufficient_scope"`)
+	}
+	if wait := runtime.ErrorRetryAfter(err); wait > 0 || status == http.StatusTooManyRequests || code == runtime.CodeIdempotencyKeyInFlight {
+		w.Header().Set("Retry-After", strconv.FormatInt(int64(max(math.Ceil(wait.Seconds()), 1)), 10))
 	}
 	s.writeJSON(w, status, body)
 }

@@ -138,7 +138,7 @@ func acceptsEventStream(r *http.Request) bool {
 // §6): each event is written and flushed as soon as it commits, with
 // "id: <sequence_number>", "event: <type>" and "data: <event JSON>"; an idle
 // stream gets ": keep-alive" comments every KeepAlive; the stream ends after
-// the terminal event. The client going away ends only the subscription, never
+// the terminal event, or at once when the server shuts down (CloseStreams). The client going away ends only the subscription, never
 // the task.
 func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request, id string, after int64) {
 	ctx, cancel := context.WithCancel(r.Context())
@@ -170,6 +170,8 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request, id string,
 		select {
 		case <-ctx.Done():
 			return
+		case <-s.streamsDone:
+			return // the server shuts down
 		case <-keepAlive.C:
 			if !s.writeSSE(w, rc, []byte(": keep-alive\n\n")) {
 				return

@@ -15,30 +15,32 @@ import (
 // injection: a test sets the fields it needs. A method whose field is nil
 // answers not_found, so a forgotten field fails the test visibly.
 type fakeEngine struct {
-	ReadyFunc               func() bool
-	ModuleDeployFunc        func(ctx context.Context, name string, wasm []byte) (*store.Module, error)
-	ModuleDeployCheckFunc   func(ctx context.Context, name string, wasm []byte) (*store.Module, error)
-	ModuleGetFunc           func(ctx context.Context, name string) (*store.Module, error)
-	ModuleListFunc          func(ctx context.Context) ([]*store.Module, error)
-	ModuleDeleteFunc        func(ctx context.Context, name string) error
-	TaskCreateFunc          func(ctx context.Context, p *runtime.TaskCreateParams) (*store.Task, error)
-	TaskRunFunc             func(ctx context.Context, p *runtime.TaskCreateParams) (*store.Response, error)
-	TaskGetFunc             func(ctx context.Context, who *runtime.Principal, id string) (*store.Task, error)
-	TaskListFunc            func(ctx context.Context, who *runtime.Principal, p *runtime.TaskListParams) ([]*store.Task, string, error)
-	TaskCancelFunc          func(ctx context.Context, who *runtime.Principal, id string) (*store.Task, error)
-	TaskSignalFunc          func(ctx context.Context, who *runtime.Principal, id, name string, payload codec.Envelope) error
-	EventListFunc           func(ctx context.Context, who *runtime.Principal, id string, after int64, limit int) ([]*store.Event, error)
-	EventSubscribeFunc      func(ctx context.Context, who *runtime.Principal, id string, after int64) (<-chan *store.Event, error)
-	ResponseGetFunc         func(ctx context.Context, who *runtime.Principal, id string) (*store.Response, error)
-	AuthenticateFunc        func(ctx context.Context, token string) (*runtime.Principal, error)
-	PairingCreateFunc       func(ctx context.Context, who *runtime.Principal, scopes []string, ttl time.Duration) (*runtime.Pairing, error)
-	PairFunc                func(ctx context.Context, code, name string) (*runtime.Paired, error)
-	ClientListFunc          func(ctx context.Context, who *runtime.Principal) ([]*store.Client, error)
-	ClientGetFunc           func(ctx context.Context, who *runtime.Principal, id string) (*store.Client, error)
-	ClientRevokeFunc        func(ctx context.Context, who *runtime.Principal, id string) (*store.Client, error)
-	IdempotencyBeginFunc    func(ctx context.Context, clientID, key string, digest []byte) (*runtime.Replay, error)
-	IdempotencyCompleteFunc func(ctx context.Context, clientID, key string, status int, body []byte) error
-	IdempotencyReleaseFunc  func(ctx context.Context, clientID, key string) error
+	ReadyFunc                func() bool
+	ModuleDeployFunc         func(ctx context.Context, name string, wasm []byte) (*store.Module, error)
+	ModuleDeployCheckFunc    func(ctx context.Context, name string, wasm []byte) (*store.Module, error)
+	ModuleGetFunc            func(ctx context.Context, name string) (*store.Module, error)
+	ModuleListFunc           func(ctx context.Context) ([]*store.Module, error)
+	ModuleDeleteFunc         func(ctx context.Context, name string) error
+	TaskCreateFunc           func(ctx context.Context, p *runtime.TaskCreateParams) (*store.Task, error)
+	TaskRunFunc              func(ctx context.Context, p *runtime.TaskCreateParams) (*store.Response, error)
+	TaskWaitFunc             func(ctx context.Context, who *runtime.Principal, id string) (*store.Response, error)
+	TaskSignalIdempotentFunc func(ctx context.Context, who *runtime.Principal, id, name string, payload codec.Envelope, key string, status int, body []byte) error
+	TaskGetFunc              func(ctx context.Context, who *runtime.Principal, id string) (*store.Task, error)
+	TaskListFunc             func(ctx context.Context, who *runtime.Principal, p *runtime.TaskListParams) ([]*store.Task, string, error)
+	TaskCancelFunc           func(ctx context.Context, who *runtime.Principal, id string) (*store.Task, error)
+	TaskSignalFunc           func(ctx context.Context, who *runtime.Principal, id, name string, payload codec.Envelope) error
+	EventListFunc            func(ctx context.Context, who *runtime.Principal, id string, after int64, limit int) ([]*store.Event, error)
+	EventSubscribeFunc       func(ctx context.Context, who *runtime.Principal, id string, after int64) (<-chan *store.Event, error)
+	ResponseGetFunc          func(ctx context.Context, who *runtime.Principal, id string) (*store.Response, error)
+	AuthenticateFunc         func(ctx context.Context, token string) (*runtime.Principal, error)
+	PairingCreateFunc        func(ctx context.Context, who *runtime.Principal, scopes []string, ttl time.Duration) (*runtime.Pairing, error)
+	PairFunc                 func(ctx context.Context, code, name string) (*runtime.Paired, error)
+	ClientListFunc           func(ctx context.Context, who *runtime.Principal) ([]*store.Client, error)
+	ClientGetFunc            func(ctx context.Context, who *runtime.Principal, id string) (*store.Client, error)
+	ClientRevokeFunc         func(ctx context.Context, who *runtime.Principal, id string) (*store.Client, error)
+	IdempotencyBeginFunc     func(ctx context.Context, clientID, key string, digest []byte) (*runtime.Replay, error)
+	IdempotencyCompleteFunc  func(ctx context.Context, clientID, key string, status int, body []byte) error
+	IdempotencyReleaseFunc   func(ctx context.Context, clientID, key string) error
 }
 
 var _ Engine = (*fakeEngine)(nil)
@@ -101,6 +103,13 @@ func (f *fakeEngine) TaskRun(ctx context.Context, p *runtime.TaskCreateParams) (
 	return f.TaskRunFunc(ctx, p)
 }
 
+func (f *fakeEngine) TaskWait(ctx context.Context, who *runtime.Principal, id string) (*store.Response, error) {
+	if f.TaskWaitFunc == nil {
+		return nil, errFakeUnset
+	}
+	return f.TaskWaitFunc(ctx, who, id)
+}
+
 func (f *fakeEngine) TaskGet(ctx context.Context, who *runtime.Principal, id string) (*store.Task, error) {
 	if f.TaskGetFunc == nil {
 		return nil, errFakeUnset
@@ -127,6 +136,13 @@ func (f *fakeEngine) TaskSignal(ctx context.Context, who *runtime.Principal, id,
 		return errFakeUnset
 	}
 	return f.TaskSignalFunc(ctx, who, id, name, payload)
+}
+
+func (f *fakeEngine) TaskSignalIdempotent(ctx context.Context, who *runtime.Principal, id, name string, payload codec.Envelope, key string, status int, body []byte) error {
+	if f.TaskSignalIdempotentFunc == nil {
+		return errFakeUnset
+	}
+	return f.TaskSignalIdempotentFunc(ctx, who, id, name, payload, key, status, body)
 }
 
 func (f *fakeEngine) EventList(ctx context.Context, who *runtime.Principal, id string, after int64, limit int) ([]*store.Event, error) {

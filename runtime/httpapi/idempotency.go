@@ -19,9 +19,16 @@ import (
 // key with the same request (method, path and canonical body: see
 // requestDigest) replays them with Idempotent-Replayed: true; the same key with
 // another request is 422 idempotency_key_reused; the same key while the first
-// is still running is 409 idempotency_key_in_flight. A 5xx answer or a panic
-// releases the key, so the request can be retried. Requests without the
-// header run as usual.
+// is still running is 409 idempotency_key_in_flight with Retry-After. A 5xx
+// answer or a panic releases the key, so the request can be retried, unless
+// the request committed a task under it. Requests without the header run as
+// usual.
+//
+// Handlers that create a task store their answer with the task, in one
+// transaction (see heldKey), so that no crash leaves a task behind a key
+// that recovery frees. An answer that carries a secret is never stored: its
+// key keeps a 409 idempotency_secret_not_replayed instead (see
+// heldKey.secret).
 //
 // location, when not nil, recomputes the Location header of a replayed
 // answer from the request and the stored body.
@@ -50,10 +57,11 @@ func (s *Server) idempotent(location func(r *http.Request, status int, body []by
 				s.writeError(w, r, err)
 				return
 			}
-			if replay != nil {
+			if replay != nil && replay.TaskID == "" {
 				h := w.Header()
 				h.Set("Idempotent-Replayed", "true")
 				h.Set("Content-Type", "application/json")
+				h.Set("Cache-Control", "no-store")
 				if location != nil {
 					if loc := location(r, replay.StatusCode, replay.Body); loc != "" {
 						h.Set("Location", loc)
@@ -67,6 +75,11 @@ func (s *Server) idempotent(location func(r *http.Request, status int, body []by
 			// From here the key is ours until completed or released. Storing
 			// must not depend on the client still being connected.
 			ctx := context.WithoutCancel(r.Context())
+			held := &heldKey{key: key}
+			if replay != nil {
+				held.taskID = replay.TaskID
+				w.Header().Set("Idempotent-Replayed", "true")
+			}
 			rec := &captureWriter{ResponseWriter: w}
 			done := false
 			defer func() {
@@ -81,7 +94,7 @@ func (s *Server) idempotent(location func(r *http.Request, status int, body []by
 			if len(body) > 0 {
 				r.Body = readCloser{bytes.NewReader(body)}
 			}
-			r = r.WithContext(context.WithValue(r.Context(), keyHeldKey{}, true))
+			r = r.WithContext(context.WithValue(r.Context(), heldKeyKey{}, held))
 			next.ServeHTTP(rec, r)
 			if rec.status == 0 {
 				rec.status = http.StatusOK // nothing written: net/http sends 200
@@ -90,21 +103,62 @@ func (s *Server) idempotent(location func(r *http.Request, status int, body []by
 				return // released by the deferred call
 			}
 			done = true
-			if err := s.engine.IdempotencyComplete(ctx, who.ClientID, key, rec.status, rec.body.Bytes()); err != nil {
+			if held.stored {
+				return // stored with the task
+			}
+			status, answer := rec.status, rec.body.Bytes()
+			if held.secret {
+				status, answer = secretNotReplayed()
+			}
+			if err := s.engine.IdempotencyComplete(ctx, who.ClientID, key, status, answer); err != nil {
 				s.log.Error("complete idempotency key", "client_id", who.ClientID, "error", err)
 			}
 		})
 	}
 }
 
-// keyHeldKey marks a request context whose request holds an idempotency key.
-type keyHeldKey struct{}
+// heldKey is the idempotency key a request holds, as its handler sees it.
+type heldKey struct {
+	// key is the Idempotency-Key.
+	key string
+	// taskID is the task an earlier request committed under the key before
+	// a crash: the handler answers for it instead of creating one.
+	taskID string
+	// stored is set by a handler that stored its answer with the key
+	// itself, in the transaction that created its task.
+	stored bool
+	// secret is set by a handler whose answer carries a secret (a pairing
+	// code): the answer is not stored, and the key replays
+	// idempotency_secret_not_replayed.
+	secret bool
+}
+
+// heldKeyKey is the context key of a request's *heldKey.
+type heldKeyKey struct{}
+
+// heldIdempotencyKey returns the idempotency key r holds, nil if none.
+func heldIdempotencyKey(r *http.Request) *heldKey {
+	held, _ := r.Context().Value(heldKeyKey{}).(*heldKey)
+	return held
+}
 
 // holdsIdempotencyKey reports whether r runs under an idempotency key whose
 // answer will be stored.
-func holdsIdempotencyKey(r *http.Request) bool {
-	held, _ := r.Context().Value(keyHeldKey{}).(bool)
-	return held
+func holdsIdempotencyKey(r *http.Request) bool { return heldIdempotencyKey(r) != nil }
+
+// secretNotReplayed is the answer stored for a key whose first answer
+// carried a secret.
+func secretNotReplayed() (int, []byte) {
+	msg := "the first answer to this request carried a secret, which is shown once and not stored; " +
+		"send a new request with a new Idempotency-Key"
+	param := "Idempotency-Key"
+	body, err := encodeJSON(errorBody{Error: errorObject{
+		Type: errorType(statusOf(codeSecretNotReplayed)), Code: string(codeSecretNotReplayed), Message: msg, Param: &param,
+	}})
+	if err != nil {
+		panic(err) // a fixed document
+	}
+	return statusOf(codeSecretNotReplayed), body
 }
 
 // readCloser gives a reader a no-op Close.
@@ -138,7 +192,8 @@ func parseIdempotencyKey(values []string) (string, error) {
 // method, the path and the canonical body. A JSON body is
 // canonicalised (members sorted, insignificant whitespace dropped, numbers
 // kept as written), so formatting and member order do not matter; any other
-// body (a wasm module) counts byte for byte.
+// body (a wasm module, or JSON that names a member twice) counts byte for
+// byte.
 func requestDigest(method, path string, body []byte) []byte {
 	h := sha256.New()
 	h.Write([]byte(method))
@@ -152,8 +207,8 @@ func requestDigest(method, path string, body []byte) []byte {
 // canonicalBody returns the canonical JSON form of body, or body itself when
 // it is not JSON.
 func canonicalBody(body []byte) []byte {
-	if !json.Valid(body) {
-		return body
+	if !json.Valid(body) || checkMemberNames(body, nil) != nil {
+		return body // not JSON, or a member named twice: byte for byte
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()

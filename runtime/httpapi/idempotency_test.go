@@ -186,8 +186,9 @@ func TestIdempotency(t *testing.T) {
 		<-b.started
 		cancel()
 		require.NoError(t, b.engine.Close(t.Context()))
-		// The waiting handler ends with the engine and frees the key: a retry
-		// is served (503, the engine is closed), not refused as in flight.
+		// The waiting handler ends with the engine; the key stays bound to
+		// its task, and a retry is served (503, the engine is closed), not
+		// refused as in flight.
 		require.Eventually(t, func() bool {
 			resp := b.do(t, "POST", "/v1/responses", body, hdr("Idempotency-Key", "orphan"))
 			MustReadBody(t, resp)
@@ -254,9 +255,15 @@ func TestIdempotency(t *testing.T) {
 		require.Equal(t, firstBody, MustReadBody(t, again))
 		MustError(t, b.do(t, "PUT", "/v1/modules/x", string(fakeModule("y:activity")), hdr("Idempotency-Key", "deploy")), 422, "idempotency_key_reused")
 
-		p1 := MustDecode[map[string]any](t, b.do(t, "POST", "/v1/pairings", `{}`, hdr("Idempotency-Key", "pair")), 201)
-		p2 := MustDecode[map[string]any](t, b.do(t, "POST", "/v1/pairings", `{}`, hdr("Idempotency-Key", "pair")), 201)
-		require.Equal(t, p1["code"], p2["code"], "a replay makes no second code")
+		pairing := b.do(t, "POST", "/v1/pairings", `{}`, hdr("Idempotency-Key", "pair"))
+		require.Equal(t, "no-store", pairing.Header.Get("Cache-Control"))
+		p1 := MustDecode[map[string]any](t, pairing, 201)
+		require.NotEmpty(t, p1["code"])
+		// The code is shown once: a replay makes no second code and shows
+		// none.
+		replay := b.do(t, "POST", "/v1/pairings", `{}`, hdr("Idempotency-Key", "pair"))
+		require.Equal(t, "true", replay.Header.Get("Idempotent-Replayed"))
+		MustError(t, replay, 409, "idempotency_secret_not_replayed")
 	})
 
 	t.Run("BadKeys", func(t *testing.T) {
@@ -290,9 +297,9 @@ func TestIdempotencyRelease(t *testing.T) {
 		status int
 		want   call
 	}{
-		{name: "success completes", create: func() (*store.Task, error) {
+		{name: "success stores with the task", create: func() (*store.Task, error) {
 			return &store.Task{ID: "task_1", Status: store.StatusQueued}, nil
-		}, status: 202, want: call{op: "complete", status: 202}},
+		}, status: 202, want: call{op: "insert", status: 202}},
 		{name: "client error completes", create: func() (*store.Task, error) {
 			return nil, runtime.Errorf(runtime.CodeModuleNotFound, "no module")
 		}, status: 404, want: call{op: "complete", status: 404}},
@@ -333,8 +340,18 @@ func TestIdempotencyRelease(t *testing.T) {
 					calls = append(calls, call{op: "release"})
 					return nil
 				},
-				TaskCreateFunc: func(context.Context, *runtime.TaskCreateParams) (*store.Task, error) {
-					return tc.create()
+				TaskCreateFunc: func(_ context.Context, p *runtime.TaskCreateParams) (*store.Task, error) {
+					task, err := tc.create()
+					if err != nil {
+						return nil, err
+					}
+					require.NotNil(t, p.Idempotency, "the answer is stored with the task")
+					body, err := p.Idempotency.Body(task)
+					require.NoError(t, err)
+					mu.Lock()
+					defer mu.Unlock()
+					calls = append(calls, call{op: "insert", status: p.Idempotency.StatusCode, body: string(body)})
+					return task, nil
 				},
 			}
 			ts := MustFakeServer(t, f, Config{})
@@ -344,7 +361,7 @@ func TestIdempotencyRelease(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			require.Len(t, calls, 1)
-			if tc.want.op == "complete" {
+			if tc.want.op == "complete" || tc.want.op == "insert" {
 				tc.want.body = string(body)
 			}
 			require.Equal(t, tc.want, calls[0])

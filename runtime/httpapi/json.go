@@ -16,20 +16,33 @@ import (
 // writeJSON writes v as the JSON body of a response with the given status.
 // It is the only place that encodes a response body.
 func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := encodeJSON(v)
+	if err != nil {
+		s.log.Error("encode response", "error", err)
+		status = http.StatusInternalServerError
+		body = []byte(`{"error":{"type":"server_error","code":"internal","message":"Internal Server Error","param":null}}` + "\n")
+	}
+	writeBody(w, status, body)
+}
+
+// encodeJSON returns the bytes writeJSON sends for v.
+func encodeJSON(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false) // a JSON API, never embedded in HTML
 	if err := enc.Encode(v); err != nil {
-		s.log.Error("encode response", "error", err)
-		status = http.StatusInternalServerError
-		buf.Reset()
-		buf.WriteString(`{"error":{"type":"server_error","code":"internal","message":"Internal Server Error","param":null}}` + "\n")
+		return nil, err
 	}
+	return buf.Bytes(), nil
+}
+
+// writeBody writes an encoded JSON body with the given status.
+func writeBody(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
+	_, _ = w.Write(body)
 }
 
 // readBody reads the whole request body. The body is already bounded by
@@ -47,8 +60,8 @@ func readBody(r *http.Request) ([]byte, error) {
 }
 
 // decodeJSON decodes the request body into dst, strictly: the body must be one
-// JSON object with only known fields, of the right types, and nothing after
-// it. Every failure is invalid_request (400) with param naming the field where
+// JSON object with only known fields, named exactly (case-sensitive) and
+// once each, of the right types, and nothing after it. Every failure is invalid_request (400) with param naming the field where
 // one is at fault, or payload_too_large (413). The Content-Type header is not
 // checked: a client that sends JSON without it is served all the same.
 func decodeJSON(r *http.Request, dst any) error {
@@ -72,7 +85,7 @@ func decodeStrict(data []byte, dst any) error {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return errorf(runtime.CodeInvalid, "", "malformed JSON: unexpected data after the JSON object")
 	}
-	return nil
+	return checkMemberNames(data, reflect.TypeOf(dst))
 }
 
 // jsonError turns an encoding/json error into an API error.

@@ -111,6 +111,20 @@ func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error)
 	return c, nil
 }
 
+// methodLabel is the method label of a request: one of the standard
+// methods, or "other". Every label of the HTTP metrics has a bounded set
+// of values, whatever clients send: the method so, the route as the
+// pattern that matched (or "unmatched"), the status as a number the
+// handlers write.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return m
+	}
+	return "other"
+}
+
 // instrument counts and times every request by its route pattern, and traces
 // it at debug level.
 func (s *Server) instrument(next http.Handler) http.Handler {
@@ -127,8 +141,9 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 				status = http.StatusOK
 			}
 			elapsed := time.Since(start)
-			s.metrics.requests.WithLabelValues(r.Method, route, strconv.Itoa(status)).Inc()
-			s.metrics.duration.WithLabelValues(r.Method, route).Observe(elapsed.Seconds())
+			method := methodLabel(r.Method)
+			s.metrics.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
+			s.metrics.duration.WithLabelValues(method, route).Observe(elapsed.Seconds())
 			if s.log.IsDebug() {
 				s.log.Debug("request", "method", r.Method, "route", route, "status", status, "duration", elapsed)
 			}

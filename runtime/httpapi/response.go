@@ -50,7 +50,9 @@ func (s *Server) responseDoc(resp *store.Response) *responseDoc {
 // When the client goes away the task goes on. Under an Idempotency-Key the
 // handler goes on waiting too, so that the key stores the real response and
 // a retry with the key gets it (409 until then) instead of starting a second
-// task; it stops when the engine stops.
+// task; it stops when the engine stops. The key is bound to the task in the
+// transaction that creates it, so a retry after a crash waits for the same
+// task and answers its response.
 func (s *Server) handleResponseCreate(w http.ResponseWriter, r *http.Request) {
 	p, err := s.decodeTaskRequest(r)
 	if err != nil {
@@ -58,12 +60,22 @@ func (s *Server) handleResponseCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
-	if holdsIdempotencyKey(r) {
+	var resp *store.Response
+	if held := heldIdempotencyKey(r); held == nil {
+		resp, err = s.engine.TaskRun(ctx, p)
+	} else {
 		var cancel context.CancelFunc
 		ctx, cancel = s.detach(ctx)
 		defer cancel()
+		if held.taskID != "" {
+			// The first request with this key committed its task and
+			// died with the daemon: answer for that task.
+			resp, err = s.engine.TaskWait(ctx, principal(r), held.taskID)
+		} else {
+			p.IdempotencyKey = held.key
+			resp, err = s.engine.TaskRun(ctx, p)
+		}
 	}
-	resp, err := s.engine.TaskRun(ctx, p)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -3,6 +3,8 @@ package httpapi
 import (
 	"errors"
 	"net/http"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -55,7 +57,11 @@ type Server struct {
 	log     hclog.Logger
 	engine  Engine
 	metrics *httpMetrics
+	mux     *chi.Mux
 	handler http.Handler
+	// streamsDone is closed by CloseStreams: every SSE stream ends.
+	streamsDone chan struct{}
+	closeOnce   sync.Once
 }
 
 // New validates cfg, fills in its defaults and returns a Server. It fails when
@@ -83,8 +89,9 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger.Named("http"), engine: cfg.Engine, metrics: m}
-	s.handler = s.routes()
+	s := &Server{cfg: cfg, log: cfg.Logger.Named("http"), engine: cfg.Engine, metrics: m, streamsDone: make(chan struct{})}
+	s.mux = s.routes()
+	s.handler = s.mux
 	return s, nil
 }
 
@@ -97,6 +104,14 @@ func New(cfg Config) (*Server, error) {
 // for a task end when the engine stops.
 func (s *Server) Handler() http.Handler { return s.handler }
 
+// CloseStreams ends every open SSE stream, and every stream opened later at
+// once, so that a graceful shutdown need not wait for them: register it
+// with http.Server.RegisterOnShutdown. A client resumes a stream with
+// Last-Event-ID after the restart. It is safe to call more than once.
+func (s *Server) CloseStreams() {
+	s.closeOnce.Do(func() { close(s.streamsDone) })
+}
+
 // Scopes of the API (BRIEF §3.3). admin implies every other scope.
 const (
 	scopeAdmin        = runtime.ScopeAdmin
@@ -107,7 +122,7 @@ const (
 )
 
 // routes lists every route of the API with its middleware.
-func (s *Server) routes() http.Handler {
+func (s *Server) routes() *chi.Mux {
 	r := chi.NewRouter()
 	r.Use(s.instrument, s.recoverPanic)
 	r.NotFound(s.handleNotFound)
@@ -169,8 +184,31 @@ func (s *Server) handleNotFound(w http.ResponseWriter, r *http.Request) {
 	s.writeError(w, r, errorf(runtime.CodeNotFound, "", "no route for %s %s", r.Method, r.URL.Path))
 }
 
+// handleMethodNotAllowed answers 405 with an Allow header that lists the
+// methods of the route (RFC 9110 §15.5.6).
 func (s *Server) handleMethodNotAllowed(w http.ResponseWriter, r *http.Request) {
-	s.writeError(w, r, errorf(codeMethodNotAllowed, "", "method %s is not allowed on %s", r.Method, r.URL.Path))
+	if allow := s.allowedMethods(r); len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+	}
+	s.writeError(w, r, errorf(codeMethodNotAllowed, "", "method %s is not allowed on %s", methodLabel(r.Method), r.URL.Path))
+}
+
+// routeMethods are the methods the API's routes use, in Allow order.
+var routeMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete}
+
+// allowedMethods returns the methods that have a route for r's path.
+func (s *Server) allowedMethods(r *http.Request) []string {
+	path := r.URL.RawPath
+	if path == "" {
+		path = r.URL.Path
+	}
+	var allow []string
+	for _, m := range routeMethods {
+		if s.mux.Match(chi.NewRouteContext(), m, path) {
+			allow = append(allow, m)
+		}
+	}
+	return allow
 }
 
 // handleHealthz answers 200 while the process serves HTTP at all.

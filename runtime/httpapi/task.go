@@ -210,13 +210,34 @@ func (s *Server) handleTaskCreate(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	held := heldIdempotencyKey(r)
+	if held == nil {
+		t, err := s.engine.TaskCreate(r.Context(), p)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		w.Header().Set("Location", "/v1/tasks/"+t.ID)
+		s.writeJSON(w, http.StatusAccepted, s.taskDoc(t))
+		return
+	}
+	// Under an Idempotency-Key the answer is stored with the task, in one
+	// transaction, and sent as stored.
+	var answer []byte
+	p.Idempotency = &runtime.IdempotencyReply{Key: held.key, StatusCode: http.StatusAccepted,
+		Body: func(t *store.Task) ([]byte, error) {
+			var err error
+			answer, err = encodeJSON(s.taskDoc(t))
+			return answer, err
+		}}
 	t, err := s.engine.TaskCreate(r.Context(), p)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
+	held.stored = true
 	w.Header().Set("Location", "/v1/tasks/"+t.ID)
-	s.writeJSON(w, http.StatusAccepted, s.taskDoc(t))
+	writeBody(w, http.StatusAccepted, answer)
 }
 
 // handleTaskList lists the caller's tasks (every task for admin), newest
@@ -299,11 +320,28 @@ func (s *Server) handleTaskSignal(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, name := chi.URLParam(r, "id"), chi.URLParam(r, "name")
-	if err := s.engine.TaskSignal(r.Context(), principal(r), id, name, input); err != nil {
+	held := heldIdempotencyKey(r)
+	if held == nil {
+		if err := s.engine.TaskSignal(r.Context(), principal(r), id, name, input); err != nil {
+			s.writeError(w, r, renameParam(err, "payload", "input"))
+			return
+		}
+		s.writeJSON(w, http.StatusAccepted, signalDoc{Object: "signal", TaskID: id, Name: name})
+		return
+	}
+	// Under an Idempotency-Key the answer is stored with the signal, in one
+	// transaction.
+	answer, err := encodeJSON(signalDoc{Object: "signal", TaskID: id, Name: name})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if err := s.engine.TaskSignalIdempotent(r.Context(), principal(r), id, name, input, held.key, http.StatusAccepted, answer); err != nil {
 		s.writeError(w, r, renameParam(err, "payload", "input"))
 		return
 	}
-	s.writeJSON(w, http.StatusAccepted, signalDoc{Object: "signal", TaskID: id, Name: name})
+	held.stored = true
+	writeBody(w, http.StatusAccepted, answer)
 }
 
 // pageSize parses a limit query parameter.

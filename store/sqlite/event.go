@@ -39,11 +39,23 @@ func (db *DB) EventAppend(ctx context.Context, p *store.EventAppendParams) ([]*s
 	if err := checkDrafts(p.Events); err != nil {
 		return nil, fmt.Errorf("append events: %w", err)
 	}
+	if p.Idempotency != nil {
+		if err := checkComplete(p.Idempotency); err != nil {
+			return nil, fmt.Errorf("append events: %w", err)
+		}
+	}
 	var out []*store.Event
 	err := db.write(ctx, func(t *tx) error {
 		var err error
-		out, err = t.appendEvents(p.TaskID, p.Events, now(), p.Wake)
-		return err
+		if out, err = t.appendEvents(p.TaskID, p.Events, now(), p.Wake); err != nil {
+			return err
+		}
+		if p.Idempotency != nil {
+			if err := t.completeKey(p.Idempotency); err != nil {
+				return fmt.Errorf("idempotency key: %w", err)
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("append events: %w", err)

@@ -31,9 +31,9 @@ func (db *DB) IdempotencyKeyBegin(ctx context.Context, p *store.IdempotencyKeyBe
 			status           sql.NullInt64
 			created, expires int64
 		)
-		err := t.scanRow(`SELECT request_digest, state, status_code, body, created_at, expires_at
+		err := t.scanRow(`SELECT request_digest, state, status_code, body, created_at, expires_at, task_id
 			FROM idempotency_keys WHERE client_id = ? AND key = ?`, []any{p.ClientID, p.Key},
-			&k.RequestDigest, &state, &status, &k.Body, &created, &expires)
+			&k.RequestDigest, &state, &status, &k.Body, &created, &expires, &k.TaskID)
 		switch {
 		case err == nil && expires > ms(at):
 			k.State = store.IdempotencyState(state)
@@ -43,6 +43,8 @@ func (db *DB) IdempotencyKeyBegin(ctx context.Context, p *store.IdempotencyKeyBe
 			switch {
 			case !bytes.Equal(k.RequestDigest, p.RequestDigest):
 				res.Outcome = store.IdempotencyMismatch
+			case k.State == store.IdempotencyInFlightState && k.TaskID != "":
+				res.Outcome = store.IdempotencyTask
 			case k.State == store.IdempotencyInFlightState:
 				res.Outcome = store.IdempotencyInFlight
 			default:
@@ -112,19 +114,37 @@ func (t *tx) completeKey(p *store.IdempotencyKeyCompleteParams) error {
 	return nil
 }
 
-// IdempotencyKeyRelease implements store.Store.
+// bindKey binds an in-flight key, bound to no task yet, to task id.
+func (t *tx) bindKey(ref *store.IdempotencyKeyRef, id string) error {
+	r, err := t.exec(`UPDATE idempotency_keys SET task_id = ?
+		WHERE client_id = ? AND key = ? AND state = 'in_flight' AND task_id = ''`, id, ref.ClientID, ref.Key)
+	if err != nil {
+		return err
+	}
+	if n, err := r.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return fmt.Errorf("key %q is not in flight: %w", ref.Key, store.ErrNotFound)
+	}
+	return nil
+}
+
+// IdempotencyKeyRelease implements store.Store. A key bound to a task is
+// kept.
 func (db *DB) IdempotencyKeyRelease(ctx context.Context, clientID, key string) error {
 	err := db.write(ctx, func(t *tx) error {
-		r, err := t.exec("DELETE FROM idempotency_keys WHERE client_id = ? AND key = ? AND state = 'in_flight'", clientID, key)
-		if err != nil {
-			return err
-		}
-		if n, err := r.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
+		var taskID string
+		err := t.scanRow("SELECT task_id FROM idempotency_keys WHERE client_id = ? AND key = ? AND state = 'in_flight'",
+			[]any{clientID, key}, &taskID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
 			return fmt.Errorf("key %q is not in flight: %w", key, store.ErrNotFound)
+		case err != nil:
+			return err
+		case taskID != "":
+			return nil // its task was committed: the key answers for it
 		}
-		return nil
+		return t.execOne("DELETE FROM idempotency_keys WHERE client_id = ? AND key = ? AND state = 'in_flight'", clientID, key)
 	})
 	if err != nil {
 		return fmt.Errorf("release idempotency key: %w", err)

@@ -23,7 +23,7 @@ func (db *DB) TaskRecover(ctx context.Context) (*store.TaskRecoverResult, error)
 		}
 	}
 	err := db.write(ctx, func(t *tx) error {
-		r, err := t.exec("DELETE FROM idempotency_keys WHERE state = 'in_flight'")
+		r, err := t.exec("DELETE FROM idempotency_keys WHERE state = 'in_flight' AND task_id = ''")
 		if err != nil {
 			return err
 		}

@@ -44,6 +44,14 @@ func checkInsert(p *store.TaskInsertParams) error {
 			return err
 		}
 	}
+	if r := p.IdempotencyTask; r != nil {
+		if p.Idempotency != nil {
+			return fmt.Errorf("%w: an idempotency key is completed or bound, not both", store.ErrInvalid)
+		}
+		if r.ClientID == "" || r.Key == "" {
+			return fmt.Errorf("%w: client and key are required", store.ErrInvalid)
+		}
+	}
 	return nil
 }
 
@@ -74,6 +82,11 @@ func (db *DB) TaskInsert(ctx context.Context, p *store.TaskInsertParams) (*store
 		}
 		if p.Idempotency != nil {
 			if err := t.completeKey(p.Idempotency); err != nil {
+				return fmt.Errorf("idempotency key: %w", err)
+			}
+		}
+		if p.IdempotencyTask != nil {
+			if err := t.bindKey(p.IdempotencyTask, id); err != nil {
 				return fmt.Errorf("idempotency key: %w", err)
 			}
 		}

@@ -41,6 +41,7 @@ func Run(t *testing.T, newStore func(testing.TB) store.Store) {
 		{"Recover", testRecover},
 		{"Retention", testRetention},
 		{"Idempotency", testIdempotency},
+		{"IdempotencyTask", testIdempotencyTask},
 		{"Client", testClient},
 		{"Pairing", testPairing},
 		{"Module", testModule},

@@ -15,7 +15,7 @@ CREATE TABLE idempotency_keys (
 	status_code    INTEGER,
 	body           BLOB,
 	created_at     INTEGER NOT NULL,
-	expires_at     INTEGER NOT NULL,
+	expires_at     INTEGER NOT NULL, task_id TEXT NOT NULL DEFAULT '',
 	PRIMARY KEY (client_id, key)
 ) STRICT;
 
