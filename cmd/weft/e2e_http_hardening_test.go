@@ -524,7 +524,8 @@ func TestE2EStatusHygiene(t *testing.T) {
 // bound, and every stream must end cleanly (the chunked body terminated,
 // not cut).
 func TestE2EShutdownEndsStreams(t *testing.T) {
-	d := MustRunMain(t)
+	// No grace: what is measured is how fast open streams let the daemon go.
+	d := MustRunMain(t, "--shutdown-grace", "0s")
 	d.MustDeployTestkit()
 	tk := d.MustSubmit("sleep", `{"ms":600000}`, "")
 	const streams = 20
