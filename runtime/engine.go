@@ -35,6 +35,7 @@ type Engine struct {
 	stopped chan struct{} // closed when every goroutine of Open returned
 
 	sched   *scheduler
+	adm     *admission
 	wf      wakeState    // when waiting workflows may be due
 	jcache  journalCache // journals of recently waiting workflows
 	running runningCalls
@@ -80,6 +81,7 @@ func New(cfg Config) (*Engine, error) {
 	e.modules.m = make(map[string]*store.Module)
 	e.loads.m = make(map[string]*loadEntry)
 	e.sched = newScheduler(e)
+	e.adm = newAdmission(cfg, e.sched.notify)
 	if e.metrics != nil {
 		e.metrics.attach(e.store)
 	}

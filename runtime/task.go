@@ -200,11 +200,20 @@ func inputPayload(env codec.Envelope) (store.Payload, error) {
 // reply stored with the key shows it queued, as the first reply must.
 func (e *Engine) taskInsert(ctx context.Context, ip *store.TaskInsertParams) (*store.Task, error) {
 	ip.Start = ip.NotBefore.IsZero() && ip.Idempotency == nil && e.loads.loaded(ip.ModuleDigest) && e.sched.takeIdle()
+	var tk ticket
+	if ip.Start {
+		var ok bool
+		if tk, ok = e.adm.tryStart(ip.OwnerClientID, ip.MemoryLimit); !ok {
+			ip.Start = false // through the queue, for the scheduler to admit
+			e.sched.free <- struct{}{}
+		}
+	}
 	start := time.Now()
 	t, err := e.store.TaskInsert(ctx, ip)
 	e.metrics.observeWrite("task_insert", time.Since(start))
 	if err != nil {
 		if ip.Start {
+			e.adm.release(tk)
 			e.sched.free <- struct{}{}
 		}
 		return nil, &Error{Code: CodeInternal, Err: fmt.Errorf("create task: %w", err)}
@@ -297,6 +306,9 @@ type TaskListParams struct {
 	Cursor string
 	// Limit caps the page. Defaults to 50; at most 1000.
 	Limit int
+	// Payloads reads the tasks' payloads too. Defaults to false: the
+	// tasks carry no input, output or error details.
+	Payloads bool
 }
 
 // TaskList returns one page of the tasks the caller may see, newest first,
@@ -306,7 +318,7 @@ func (e *Engine) TaskList(ctx context.Context, who *Principal, p *TaskListParams
 	if err := who.Require(ScopeTasksRead); err != nil {
 		return nil, "", err
 	}
-	lp := &store.TaskListParams{Newest: true, Cursor: p.Cursor, Limit: p.Limit}
+	lp := &store.TaskListParams{Newest: true, Cursor: p.Cursor, Limit: p.Limit, OmitPayloads: !p.Payloads}
 	if !who.IsAdmin() {
 		lp.OwnerClientID = who.ClientID
 	}

@@ -67,6 +67,7 @@ func (e *Engine) claim(ctx context.Context, n int) ([]workItem, error) {
 			return nil, err
 		}
 		for _, t := range res.Tasks {
+			e.adm.hold(t) // a woken workflow goes on: its runs are short replays
 			items = append(items, workItem{task: t, resumed: true, fresh: true})
 		}
 		if len(res.Tasks) == n {
@@ -80,9 +81,11 @@ func (e *Engine) claim(ctx context.Context, n int) ([]workItem, error) {
 		return items, nil
 	}
 	start := time.Now()
-	tasks, err := e.store.TaskClaim(ctx, &store.TaskClaimParams{Limit: n - len(items), Now: now})
+	gate := e.adm.gate()
+	tasks, err := e.store.TaskClaim(ctx, &store.TaskClaimParams{Limit: n - len(items), Now: now, Gate: gate})
 	e.metrics.observeWrite("task_claim", time.Since(start))
 	if err != nil {
+		gate.abort()
 		if len(items) > 0 {
 			e.log.Error("claim tasks", "error", err)
 			return items, nil

@@ -12,6 +12,8 @@ import (
 const (
 	codeMethodNotAllowed runtime.Code = "method_not_allowed"
 	codeNotReady         runtime.Code = "not_ready"
+	// codeServerBusy: too many bytes of large reads are in flight.
+	codeServerBusy runtime.Code = "server_busy"
 )
 
 // statusByCode is the one table from error code to HTTP status (house style
@@ -61,6 +63,10 @@ var statusByCode = map[runtime.Code]int{
 
 	codeMethodNotAllowed: http.StatusMethodNotAllowed,
 	codeNotReady:         http.StatusServiceUnavailable,
+
+	runtime.CodeMemoryLimitTooHigh:  http.StatusUnprocessableEntity,
+	runtime.CodeSignalLimitExceeded: http.StatusTooManyRequests,
+	codeServerBusy:                  http.StatusServiceUnavailable,
 }
 
 // statusOf returns the HTTP status for an error code.
@@ -153,6 +159,8 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="weft", error="invalid_token"`)
 	case runtime.CodeInsufficientScope:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="weft", error="insufficient_scope"`)
+	case runtime.CodeSignalLimitExceeded, codeServerBusy:
+		w.Header().Set("Retry-After", "1")
 	}
 	s.writeJSON(w, status, body)
 }
