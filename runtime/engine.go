@@ -38,6 +38,7 @@ type Engine struct {
 	adm     *admission
 	wf      wakeState    // when waiting workflows may be due
 	jcache  journalCache // journals of recently waiting workflows
+	signals signalBudget // pending signals per workflow
 	running runningCalls
 	// finished wakes TaskRun when its task ends.
 	finished finishWatch

@@ -36,6 +36,10 @@ type TaskCreateParams struct {
 	// Retry is the retry policy, including the total timeout across
 	// attempts. Defaults to nil (one attempt).
 	Retry *store.RetryPolicy
+	// Admin marks a caller with the admin scope, whose MemoryLimitBytes is
+	// bounded by the memory budget only, not by Config.ClientMemoryLimit.
+	// Defaults to false.
+	Admin bool
 	// Idempotency, when set, completes the caller's in-flight idempotency
 	// key in the same transaction as the task insert, so that a crash can
 	// never leave a created task behind a released key. Defaults to nil
@@ -125,6 +129,9 @@ func (e *Engine) taskInsertParams(ctx context.Context, p *TaskCreateParams) (*st
 	if p.MemoryLimitBytes < 0 || p.MemoryLimitBytes > MaxMemoryLimit {
 		return nil, paramErrorf("memory_limit_bytes", "memory_limit_bytes must be between 0 and %d", int64(MaxMemoryLimit))
 	}
+	if err := e.checkMemoryLimit(p); err != nil {
+		return nil, err
+	}
 	var retry store.RetryPolicy
 	if p.Retry != nil {
 		if err := checkRetry(p.Retry); err != nil {
@@ -163,6 +170,22 @@ func (e *Engine) taskInsertParams(ctx context.Context, p *TaskCreateParams) (*st
 		Retry:         retry,
 		OwnerClientID: p.ClientID,
 	}, nil
+}
+
+// checkMemoryLimit refuses a memory limit that could never be admitted
+// (above the whole memory budget) or that the caller may not ask for
+// (above the client ceiling), with CodeMemoryLimitTooHigh.
+func (e *Engine) checkMemoryLimit(p *TaskCreateParams) error {
+	limit := e.adm.limitOf(p.MemoryLimitBytes)
+	if !p.Admin && p.MemoryLimitBytes > e.cfg.ClientMemoryLimit {
+		return &Error{Code: CodeMemoryLimitTooHigh, Param: "memory_limit_bytes", Message: fmt.Sprintf(
+			"memory_limit_bytes %d exceeds this client's ceiling of %d bytes", p.MemoryLimitBytes, e.cfg.ClientMemoryLimit)}
+	}
+	if !e.adm.fits(p.MemoryLimitBytes) {
+		return &Error{Code: CodeMemoryLimitTooHigh, Param: "memory_limit_bytes", Message: fmt.Sprintf(
+			"memory_limit_bytes %d exceeds the daemon's memory budget of %d bytes", limit, e.cfg.MemoryBudget)}
+	}
+	return nil
 }
 
 // nullFrame is the frame of the null value, the input of a task created
@@ -437,11 +460,24 @@ func (e *Engine) TaskSignal(ctx context.Context, who *Principal, id, name string
 	if err != nil {
 		return internal("signal payload", err)
 	}
-	_, err = e.store.EventAppend(ctx, &store.EventAppendParams{
+	// The signals no wait consumed yet are bounded; the check and the
+	// append are one step per workflow.
+	ps := e.signals.entry(id)
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	size := int64(len(value.Data))
+	if err := e.admitSignal(ctx, ps, id, size); err != nil {
+		return err
+	}
+	evs, err := e.store.EventAppend(ctx, &store.EventAppendParams{
 		TaskID: id, Events: []store.EventDraft{{Type: EventSignalReceived, Payload: doc}}, Wake: true,
 	})
+	if err == nil && len(evs) == 1 {
+		ps.after = append(ps.after, signalRecord{seq: evs[0].Seq, size: size})
+	}
 	switch {
 	case errors.Is(err, store.ErrTaskFinished):
+		e.signals.drop(id)
 		return Errorf(CodeSignalTargetFinished, "task %s finished and receives no more signals", id)
 	case err != nil:
 		return internal("signal task", err)

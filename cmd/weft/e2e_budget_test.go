@@ -3,7 +3,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -114,17 +113,6 @@ func (d *Daemon) countStatus(ids []string, status string) int {
 		}
 	}
 	return n
-}
-
-// doRaw sends a request with token and returns the status and body.
-func (d *Daemon) doRaw(ctx context.Context, token, method, path string, body any) (int, []byte) {
-	d.tb.Helper()
-	var raw json.RawMessage
-	code, err := d.DoToken(ctx, token, method, path, body, &raw)
-	if err != nil && code/100 == 2 {
-		require.NoError(d.tb, err)
-	}
-	return code, raw
 }
 
 // peakResident resets the peak resident set size of process pid and
@@ -308,4 +296,150 @@ func TestE2EReadMemory(t *testing.T) {
 	require.Less(t, manyPeak, int64(1<<30), "64 concurrent GETs of 5 MiB tasks stay well under 1 GiB")
 	require.Less(t, onePeak, int64(64<<20), "one GET of a 5 MiB task costs a small multiple of it")
 	require.Less(t, listPeak, int64(64<<20), "a list without payloads reads none")
+}
+
+// TestE2EMemoryCeilings: a non-admin client may not ask for more memory than
+// the client ceiling (422 memory_limit_too_high), nobody may ask for more
+// than the whole memory budget, and tasks whose limits do not fit the
+// budget together wait in the queue instead of starting.
+func TestE2EMemoryCeilings(t *testing.T) {
+	t.Parallel()
+	d := MustRunMain(t, "--memory-budget", strconv.Itoa(192<<20), "--client-memory-limit", strconv.Itoa(128<<20))
+	d.MustDeployTestkit()
+	_, token := d.mustPairClient("small", nil)
+
+	refused := func(tok string, limit int64, want string) {
+		t.Helper()
+		req := taskRequest(t, "echo", "null", "")
+		req["memory_limit_bytes"] = limit
+		var raw json.RawMessage
+		code, err := d.DoToken(t.Context(), tok, http.MethodPost, "/v1/tasks", req, &raw)
+		require.Equal(t, http.StatusUnprocessableEntity, code)
+		require.ErrorContains(t, err, `"code":"memory_limit_too_high"`)
+		require.ErrorContains(t, err, `"param":"memory_limit_bytes"`)
+		require.ErrorContains(t, err, want)
+	}
+	refused(token, 256<<20, "ceiling of 134217728 bytes")
+	refused(d.Token, 256<<20, "memory budget of 201326592 bytes")
+	ok := d.mustSubmitAs(token, "echo", `"fits"`, map[string]any{"memory_limit_bytes": 128 << 20})
+	require.Equal(t, "completed", d.MustWaitStatus(ok.ID, 30*time.Second, "completed").Status)
+
+	// Three tasks of 96 MiB: two fit the 192 MiB budget at once.
+	var ids []string
+	for range 3 {
+		ids = append(ids, d.mustSubmitAs(d.Token, "sleep", `{"ms":1500}`, map[string]any{"memory_limit_bytes": 96 << 20}).ID)
+	}
+	maxRunning := 0
+	deadline := time.Now().Add(60 * time.Second)
+	for d.countStatus(ids, "completed") < len(ids) {
+		maxRunning = max(maxRunning, d.countStatus(ids, "running"))
+		require.True(t, time.Now().Before(deadline), "the tasks did not finish")
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.Equal(t, 2, maxRunning, "at most two 96 MiB tasks run within a 192 MiB budget")
+}
+
+// signalAs sends signal name with a JSON value to task id and returns the
+// status, the error body and the Retry-After header.
+func (d *Daemon) signalAs(id, name string, value codec.Value) (int, string, string) {
+	d.tb.Helper()
+	env, err := codec.EncodeEnvelope(value)
+	require.NoError(d.tb, err)
+	body, err := json.Marshal(map[string]any{"input": env})
+	require.NoError(d.tb, err)
+	req, err := http.NewRequestWithContext(d.tb.Context(), http.MethodPost, d.URL("/v1/tasks/"+id+"/signals/"+name), strings.NewReader(string(body)))
+	require.NoError(d.tb, err)
+	req.Header.Set("Authorization", "Bearer "+d.Token)
+	resp, err := d.http.Do(req)
+	require.NoError(d.tb, err)
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	require.NoError(d.tb, err)
+	return resp.StatusCode, string(data), resp.Header.Get("Retry-After")
+}
+
+// countEvents counts the events of type typ in task id's log.
+func (d *Daemon) countEvents(id, typ string) int {
+	d.tb.Helper()
+	n := 0
+	for _, ev := range d.MustEvents(id) {
+		if ev.Type == typ {
+			n++
+		}
+	}
+	return n
+}
+
+// TestE2EPendingSignals: a workflow that waits for "done" gets signals of
+// another name, which stay pending: past the count or byte bound they are
+// refused with 429 signal_limit_exceeded and Retry-After, and the daemon's
+// memory does not grow with the refused ones. A workflow that consumes its
+// signals gets every one a client retries, each delivered once.
+func TestE2EPendingSignals(t *testing.T) {
+	t.Parallel()
+	d := MustRunMain(t, "--max-pending-signals", "3", "--max-pending-signal-bytes", strconv.Itoa(2<<20))
+	wasm, err := os.ReadFile(wfbenchWasm)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusCreated, d.MustDo(http.MethodPut, "/v1/modules/wfbench", wasm, nil))
+
+	start := func(fn, input string) string {
+		v, err := codec.ParseProjection([]byte(input))
+		require.NoError(t, err)
+		env, err := codec.EncodeEnvelope(v)
+		require.NoError(t, err)
+		var tk e2eTask
+		require.Equal(t, http.StatusAccepted, d.MustDo(http.MethodPost, "/v1/tasks", map[string]any{"module": "wfbench", "function": fn, "input": env}, &tk))
+		return tk.ID
+	}
+	id := start("wait", "null")
+	d.MustWaitEvent(id, "signal.waiting", 1, 30*time.Second)
+
+	big := codec.String(strings.Repeat("s", 900<<10))
+	code, body, _ := d.signalAs(id, "other", big)
+	require.Equal(t, http.StatusAccepted, code, body)
+	code, body, _ = d.signalAs(id, "other", big)
+	require.Equal(t, http.StatusAccepted, code, body)
+	code, body, retry := d.signalAs(id, "other", big)
+	require.Equal(t, http.StatusTooManyRequests, code, "a third 900 KiB signal passes 2 MiB pending")
+	require.Contains(t, body, `"code":"signal_limit_exceeded"`)
+	require.NotEmpty(t, retry)
+	code, body, _ = d.signalAs(id, "other", codec.Long(1))
+	require.Equal(t, http.StatusAccepted, code, body)
+	code, body, _ = d.signalAs(id, "other", codec.Long(2))
+	require.Equal(t, http.StatusTooManyRequests, code, "a fourth signal passes 3 pending")
+	require.Contains(t, body, "3 signals")
+
+	rss := procStatus(t, d.cmd.Process.Pid, "VmRSS:")
+	for range 30 {
+		code, _, _ := d.signalAs(id, "other", big)
+		require.Equal(t, http.StatusTooManyRequests, code)
+	}
+	grown := procStatus(t, d.cmd.Process.Pid, "VmRSS:") - rss
+	t.Logf("30 refused signals of 900 KiB: VmRSS grew %d MiB", grown>>20)
+	require.Equal(t, 3, d.countEvents(id, "signal.received"), "exactly the accepted signals are in the log")
+
+	// A workflow that consumes each tick makes room for the next.
+	wf := start("fanout_wait", "1")
+	d.MustWaitEvent(wf, "signal.waiting", 1, 30*time.Second)
+	const ticks = 12
+	sent := 0
+	deadline := time.Now().Add(60 * time.Second)
+	for sent < ticks+1 {
+		v := codec.String("tick")
+		if sent == ticks {
+			v = codec.String("stop")
+		}
+		code, body, _ := d.signalAs(wf, "tick", v)
+		switch code {
+		case http.StatusAccepted:
+			sent++
+		case http.StatusTooManyRequests:
+			require.True(t, time.Now().Before(deadline), "ticks refused for a minute")
+			time.Sleep(20 * time.Millisecond)
+		default:
+			t.Fatalf("signal: %d %s", code, body)
+		}
+	}
+	d.MustWaitStatus(wf, 60*time.Second, "completed")
+	require.Equal(t, ticks+1, d.countEvents(wf, "signal.received"), "every accepted signal delivered once")
 }

@@ -66,6 +66,7 @@ func (s *Server) decodeTaskRequest(r *http.Request) (*runtime.TaskCreateParams, 
 	}
 	p := &runtime.TaskCreateParams{
 		ClientID: principal(r).ClientID,
+		Admin:    principal(r).IsAdmin(),
 		Module:   q.Module,
 		Function: q.Function,
 		Input:    input,
