@@ -37,9 +37,12 @@ type TaskCreateParams struct {
 	// attempts. Defaults to nil (one attempt).
 	Retry *store.RetryPolicy
 	// Admin marks a caller with the admin scope, whose MemoryLimitBytes is
-	// bounded by the memory budget only, not by Config.ClientMemoryLimit.
-	// Defaults to false.
+	// bounded by the memory budget only, not by a client ceiling. Defaults
+	// to false.
 	Admin bool
+	// ClientMemoryLimit is the caller's own ceiling on MemoryLimitBytes
+	// (Principal.MaxMemoryLimit). Defaults to 0: Config.ClientMemoryLimit.
+	ClientMemoryLimit int64
 	// Idempotency, when set, completes the caller's in-flight idempotency
 	// key in the same transaction as the task insert, so that a crash can
 	// never leave a created task behind a released key. Defaults to nil
@@ -177,9 +180,13 @@ func (e *Engine) taskInsertParams(ctx context.Context, p *TaskCreateParams) (*st
 // (above the client ceiling), with CodeMemoryLimitTooHigh.
 func (e *Engine) checkMemoryLimit(p *TaskCreateParams) error {
 	limit := e.adm.limitOf(p.MemoryLimitBytes)
-	if !p.Admin && p.MemoryLimitBytes > e.cfg.ClientMemoryLimit {
+	ceiling := e.cfg.ClientMemoryLimit
+	if p.ClientMemoryLimit > 0 {
+		ceiling = p.ClientMemoryLimit
+	}
+	if !p.Admin && p.MemoryLimitBytes > ceiling {
 		return &Error{Code: CodeMemoryLimitTooHigh, Param: "memory_limit_bytes", Message: fmt.Sprintf(
-			"memory_limit_bytes %d exceeds this client's ceiling of %d bytes", p.MemoryLimitBytes, e.cfg.ClientMemoryLimit)}
+			"memory_limit_bytes %d exceeds this client's ceiling of %d bytes", p.MemoryLimitBytes, ceiling)}
 	}
 	if !e.adm.fits(p.MemoryLimitBytes) {
 		return &Error{Code: CodeMemoryLimitTooHigh, Param: "memory_limit_bytes", Message: fmt.Sprintf(

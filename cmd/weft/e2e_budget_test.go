@@ -306,7 +306,7 @@ func TestE2EMemoryCeilings(t *testing.T) {
 	t.Parallel()
 	d := MustRunMain(t, "--memory-budget", strconv.Itoa(192<<20), "--client-memory-limit", strconv.Itoa(128<<20))
 	d.MustDeployTestkit()
-	_, token := d.mustPairClient("small", nil)
+	clientID, token := d.mustPairClient("small", nil)
 
 	refused := func(tok string, limit int64, want string) {
 		t.Helper()
@@ -323,6 +323,19 @@ func TestE2EMemoryCeilings(t *testing.T) {
 	refused(d.Token, 256<<20, "memory budget of 201326592 bytes")
 	ok := d.mustSubmitAs(token, "echo", `"fits"`, map[string]any{"memory_limit_bytes": 128 << 20})
 	require.Equal(t, "completed", d.MustWaitStatus(ok.ID, 30*time.Second, "completed").Status)
+
+	// The admin raises this client's ceiling: PATCH /v1/clients/{id}.
+	var client struct {
+		MaxMemoryLimitBytes int64 `json:"max_memory_limit_bytes"`
+	}
+	d.MustDo(http.MethodPatch, "/v1/clients/"+clientID, map[string]any{"max_memory_limit_bytes": 160 << 20}, &client)
+	require.Equal(t, int64(160<<20), client.MaxMemoryLimitBytes)
+	code, err := d.DoToken(t.Context(), token, http.MethodPatch, "/v1/clients/"+clientID, map[string]any{"max_memory_limit_bytes": 1 << 30}, nil)
+	require.Equal(t, http.StatusForbidden, code, "only an admin sets ceilings")
+	require.Error(t, err)
+	raised := d.mustSubmitAs(token, "echo", `"raised"`, map[string]any{"memory_limit_bytes": 150 << 20})
+	require.Equal(t, "completed", d.MustWaitStatus(raised.ID, 30*time.Second, "completed").Status)
+	refused(token, 170<<20, "ceiling of 167772160 bytes")
 
 	// Three tasks of 96 MiB: two fit the 192 MiB budget at once.
 	var ids []string

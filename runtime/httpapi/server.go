@@ -172,6 +172,7 @@ func (s *Server) routes() http.Handler {
 			r.With(s.requireScope(scopeAdmin)).Get("/clients", s.handleClientList)
 			r.With(s.requireScope(scopeAdmin)).Get("/clients/{id}", s.handleClientGet)
 			r.With(s.requireScope(scopeAdmin)).Delete("/clients/{id}", s.handleClientDelete)
+			r.With(s.requireScope(scopeAdmin), jsonBody).Patch("/clients/{id}", s.handleClientUpdate)
 		})
 	})
 	return r

@@ -67,9 +67,11 @@ func (s *Server) decodeTaskRequest(r *http.Request) (*runtime.TaskCreateParams, 
 	p := &runtime.TaskCreateParams{
 		ClientID: principal(r).ClientID,
 		Admin:    principal(r).IsAdmin(),
-		Module:   q.Module,
-		Function: q.Function,
-		Input:    input,
+
+		ClientMemoryLimit: principal(r).MaxMemoryLimit,
+		Module:            q.Module,
+		Function:          q.Function,
+		Input:             input,
 	}
 	if q.OnRestart != "" && !store.OnRestart(q.OnRestart).Valid() {
 		return nil, errorf(runtime.CodeInvalid, "on_restart", "on_restart must be fail, retry or resume, not %q", q.OnRestart)

@@ -87,4 +87,30 @@ func testBudget(t *testing.T, newStore func(testing.TB) store.Store) {
 		require.Equal(t, full[0].Status, bare[0].Status)
 		require.Equal(t, full[0].LastSeq, bare[0].LastSeq)
 	})
+
+	t.Run("ClientMemoryLimit", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		ctx := t.Context()
+		c, err := s.ClientInsert(ctx, &store.ClientInsertParams{Name: "small", TokenHash: []byte("hash-small"), Scopes: []string{"tasks:write"}})
+		require.NoError(t, err)
+		require.Zero(t, c.MaxMemoryLimit, "a new client has the daemon's default ceiling")
+
+		limit := int64(512 << 20)
+		up, err := s.ClientUpdate(ctx, &store.ClientUpdateParams{ID: c.ID, MaxMemoryLimit: &limit})
+		require.NoError(t, err)
+		require.Equal(t, limit, up.MaxMemoryLimit)
+		got, err := s.ClientGetByTokenHash(ctx, []byte("hash-small"))
+		require.NoError(t, err)
+		require.Equal(t, limit, got.MaxMemoryLimit, "the ceiling is kept")
+		same, err := s.ClientUpdate(ctx, &store.ClientUpdateParams{ID: c.ID})
+		require.NoError(t, err)
+		require.Equal(t, limit, same.MaxMemoryLimit, "no change asked, none made")
+
+		negative := int64(-1)
+		_, err = s.ClientUpdate(ctx, &store.ClientUpdateParams{ID: c.ID, MaxMemoryLimit: &negative})
+		require.ErrorIs(t, err, store.ErrInvalid)
+		_, err = s.ClientUpdate(ctx, &store.ClientUpdateParams{ID: "cli_nobody", MaxMemoryLimit: &limit})
+		require.ErrorIs(t, err, store.ErrNotFound)
+	})
 }
