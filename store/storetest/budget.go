@@ -113,4 +113,33 @@ func testBudget(t *testing.T, newStore func(testing.TB) store.Store) {
 		_, err = s.ClientUpdate(ctx, &store.ClientUpdateParams{ID: "cli_nobody", MaxMemoryLimit: &limit})
 		require.ErrorIs(t, err, store.ErrNotFound)
 	})
+
+	t.Run("WorkflowClaimGate", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		ctx := t.Context()
+		var ids []string
+		for i, owner := range []string{"cli_a", "cli_a", "cli_b"} {
+			wf := MustRunning(t, s, &store.TaskInsertParams{Kind: store.KindWorkflow, Function: "flow",
+				OwnerClientID: owner, MemoryLimit: int64(10 * (i + 1))})
+			_, err := s.WorkflowCommit(ctx, &store.WorkflowCommitParams{ID: wf.ID, LastSeq: wf.LastSeq, Wait: true})
+			require.NoError(t, err)
+			_, err = s.EventAppend(ctx, &store.EventAppendParams{TaskID: wf.ID, Events: []store.EventDraft{{Type: "signal.received"}}, Wake: true})
+			require.NoError(t, err)
+			ids = append(ids, wf.ID)
+		}
+		g := &recordGate{perOwner: 1, memory: 1 << 20}
+		res, err := s.WorkflowClaim(ctx, &store.WorkflowClaimParams{Limit: 10, Gate: g})
+		require.NoError(t, err)
+		require.Empty(t, g.queued)
+		require.ElementsMatch(t, []string{ids[0], ids[2]}, idsOf(res.Tasks), "one workflow per owner")
+		require.True(t, res.Refused)
+		require.Contains(t, g.asked, int64(20), "the gate is asked with the workflow's memory limit")
+
+		// The refused one is still waiting and due.
+		res, err = s.WorkflowClaim(ctx, &store.WorkflowClaimParams{Limit: 10})
+		require.NoError(t, err)
+		require.Equal(t, []string{ids[1]}, idsOf(res.Tasks))
+		require.False(t, res.Refused)
+	})
 }
