@@ -420,3 +420,28 @@ func (p *pageWriter) write(w http.ResponseWriter, next string, hasMore bool) {
 	_, _ = bw.Write(p.buf.Bytes())
 	_ = bw.Flush()
 }
+
+// writeKeyedPage answers a list whose items are sorted by a unique key
+// (modules by name, clients by id): the items after ?cursor=, in a page
+// that ends early once it passes MaxPageBytes, with next_cursor the key of
+// the last item shown.
+func writeKeyedPage[T any](s *Server, w http.ResponseWriter, r *http.Request, items []T, key func(T) string, doc func(T) any) {
+	cursor := r.URL.Query().Get("cursor")
+	page := s.newPage()
+	for i, it := range items {
+		k := key(it)
+		if cursor != "" && k <= cursor {
+			continue
+		}
+		b, err := marshalHead(doc(it))
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if !page.add(b) && i < len(items)-1 {
+			page.write(w, k, true)
+			return
+		}
+	}
+	page.write(w, "", false)
+}

@@ -123,11 +123,7 @@ func (s *Server) handleClientList(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	page := listDoc[*clientDoc]{Object: "list", Data: make([]*clientDoc, 0, len(clients))}
-	for _, c := range clients {
-		page.Data = append(page.Data, clientDocOf(c))
-	}
-	s.writeJSON(w, http.StatusOK, page)
+	writeKeyedPage(s, w, r, clients, func(c *store.Client) string { return c.ID }, func(c *store.Client) any { return clientDocOf(c) })
 }
 
 // handleClientGet returns one client: GET /v1/clients/{id} (admin).
