@@ -351,7 +351,8 @@ func TestE2EMemoryCeilings(t *testing.T) {
 		require.True(t, time.Now().Before(deadline), "the tasks did not finish")
 		time.Sleep(20 * time.Millisecond)
 	}
-	require.Equal(t, 2, maxRunning, "at most two 96 MiB tasks run within a 192 MiB budget")
+	require.LessOrEqual(t, maxRunning, 2, "at most two 96 MiB tasks run within a 192 MiB budget")
+	require.Positive(t, maxRunning)
 }
 
 // signalAs sends signal name with a JSON value to task id and returns the
@@ -431,6 +432,7 @@ func TestE2EPendingSignals(t *testing.T) {
 	}
 	grown := procStatus(t, d.cmd.Process.Pid, "VmRSS:") - rss
 	t.Logf("30 refused signals of 900 KiB: VmRSS grew %d MiB", grown>>20)
+	require.Less(t, grown, int64(64<<20), "refused signals cost the daemon nothing to keep")
 	require.Equal(t, 3, d.countEvents(id, "signal.received"), "exactly the accepted signals are in the log")
 
 	// A workflow that consumes each tick makes room for the next.
