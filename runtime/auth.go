@@ -49,6 +49,9 @@ type Principal struct {
 	Name string
 	// Scopes are the client's scopes.
 	Scopes []string
+	// MaxMemoryLimit is the client's own ceiling on the memory limits of
+	// its tasks; zero means Config.ClientMemoryLimit.
+	MaxMemoryLimit int64
 }
 
 // IsAdmin reports whether p holds the admin scope. A nil Principal is not
@@ -119,7 +122,7 @@ func (e *Engine) Authenticate(ctx context.Context, token string) (*Principal, er
 	if subtle.ConstantTimeCompare(c.TokenHash, hash) != 1 || c.Revoked() {
 		return nil, Errorf(CodeInvalidCredential, "the bearer token is not valid")
 	}
-	return &Principal{ClientID: c.ID, Name: c.Name, Scopes: c.Scopes}, nil
+	return &Principal{ClientID: c.ID, Name: c.Name, Scopes: c.Scopes, MaxMemoryLimit: c.MaxMemoryLimit}, nil
 }
 
 // Bootstrap creates, on first start, the service identity and the admin
@@ -240,5 +243,35 @@ func (e *Engine) ClientRevoke(ctx context.Context, who *Principal, id string) (*
 		return nil, internal("revoke client", err)
 	}
 	e.log.Info("client revoked", "client_id", id)
+	return c, nil
+}
+
+// ClientUpdateParams are the params of Engine.ClientUpdate.
+type ClientUpdateParams struct {
+	// MaxMemoryLimit sets the client's ceiling on memory_limit_bytes, at
+	// most MaxMemoryLimit; zero restores the daemon's default. Defaults to
+	// nil (unchanged).
+	MaxMemoryLimit *int64
+}
+
+// ClientUpdate changes a client's settings: its ceiling on the memory
+// limits of its tasks. It needs the admin scope and returns CodeNotFound
+// for an unknown id and CodeInvalid (param max_memory_limit_bytes) for a
+// limit out of range.
+func (e *Engine) ClientUpdate(ctx context.Context, who *Principal, id string, p *ClientUpdateParams) (*store.Client, error) {
+	if err := who.Require(ScopeAdmin); err != nil {
+		return nil, err
+	}
+	if m := p.MaxMemoryLimit; m != nil && (*m < 0 || *m > MaxMemoryLimit) {
+		return nil, paramErrorf("max_memory_limit_bytes", "max_memory_limit_bytes must be between 0 and %d", int64(MaxMemoryLimit))
+	}
+	c, err := e.store.ClientUpdate(ctx, &store.ClientUpdateParams{ID: id, MaxMemoryLimit: p.MaxMemoryLimit})
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, Errorf(CodeNotFound, "client %q not found", id)
+	case err != nil:
+		return nil, internal("update client", err)
+	}
+	e.log.Info("client updated", "client_id", id, "max_memory_limit", c.MaxMemoryLimit)
 	return c, nil
 }

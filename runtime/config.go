@@ -70,6 +70,31 @@ type Config struct {
 	// to 10.
 	PairingRate int
 
+	// ClientWorkers caps the workers one client's tasks hold at once, so
+	// that a newcomer always finds a worker free; below it, a client takes
+	// at most its fair share of the workers while another client has
+	// queued work. Defaults to Workers less a reserve of max(1, Workers/8)
+	// (all of them when Workers is 1).
+	ClientWorkers int
+	// MemoryBudget bounds the sum of the memory limits of the plugin calls
+	// in flight; a task whose limit does not fit waits in the queue, one
+	// whose limit alone exceeds the budget is refused. Defaults to 4 GiB.
+	MemoryBudget int64
+	// DefaultMemoryLimit is the memory limit of a task that names none, as
+	// the Executor applies it; the budget counts it for such tasks.
+	// Defaults to 64 MiB.
+	DefaultMemoryLimit int64
+	// ClientMemoryLimit is the largest memory_limit_bytes a client without
+	// the admin scope may ask for, unless the client has a ceiling of its
+	// own (Client.MaxMemoryLimit). Defaults to 256 MiB.
+	ClientMemoryLimit int64
+	// MaxPendingSignals and MaxPendingSignalBytes bound the signals a
+	// workflow holds that no wait consumed yet, by count and by the size of
+	// their values; a signal past either is refused with
+	// CodeSignalLimitExceeded. Default 1,000 and 16 MiB.
+	MaxPendingSignals     int
+	MaxPendingSignalBytes int64
+
 	// Now is the clock of expiries (pairing codes, idempotency keys,
 	// retention) and retry schedules. Defaults to time.Now.
 	Now func() time.Time
@@ -86,6 +111,12 @@ const (
 	DefaultPairingRate       = 10
 	// MaxPairingTTL is the longest lifetime a pairing code may have.
 	MaxPairingTTL = 24 * time.Hour
+
+	DefaultMemoryBudget          = 4 << 30
+	DefaultMemoryLimit           = 64 << 20
+	DefaultClientMemoryLimit     = 256 << 20
+	DefaultMaxPendingSignals     = 1000
+	DefaultMaxPendingSignalBytes = 16 << 20
 )
 
 // DefaultActivityRetry is the default of Config.DefaultRetry: three
@@ -95,6 +126,12 @@ var DefaultActivityRetry = store.RetryPolicy{
 	InitialInterval:    DefaultInitialInterval,
 	BackoffCoefficient: DefaultBackoffCoefficient,
 	MaximumAttempts:    3,
+}
+
+// DefaultClientWorkers is the default of Config.ClientWorkers for a daemon
+// of n workers: n less a reserve of max(1, n/8), and at least 1.
+func DefaultClientWorkers(n int) int {
+	return max(1, n-max(1, n/8))
 }
 
 // withDefaults validates c and returns it with every default filled in.
@@ -108,7 +145,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, errors.New("runtime: Config.Modules is required")
 	case c.Workers < 0, c.PollInterval < 0, c.ShutdownTimeout < 0, c.Retention < 0,
 		c.RetentionInterval < 0, c.RetentionBatch < 0, c.IdempotencyTTL < 0,
-		c.PairingTTL < 0, c.PairingRate < 0:
+		c.PairingTTL < 0, c.PairingRate < 0, c.ClientWorkers < 0, c.MemoryBudget < 0,
+		c.DefaultMemoryLimit < 0, c.ClientMemoryLimit < 0, c.MaxPendingSignals < 0, c.MaxPendingSignalBytes < 0:
 		return c, errors.New("runtime: negative Config value")
 	}
 	if c.Logger == nil {
@@ -137,6 +175,24 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.PairingRate == 0 {
 		c.PairingRate = DefaultPairingRate
+	}
+	if c.ClientWorkers == 0 || c.ClientWorkers > c.Workers {
+		c.ClientWorkers = DefaultClientWorkers(c.Workers)
+	}
+	if c.MemoryBudget == 0 {
+		c.MemoryBudget = DefaultMemoryBudget
+	}
+	if c.DefaultMemoryLimit == 0 {
+		c.DefaultMemoryLimit = DefaultMemoryLimit
+	}
+	if c.ClientMemoryLimit == 0 {
+		c.ClientMemoryLimit = DefaultClientMemoryLimit
+	}
+	if c.MaxPendingSignals == 0 {
+		c.MaxPendingSignals = DefaultMaxPendingSignals
+	}
+	if c.MaxPendingSignalBytes == 0 {
+		c.MaxPendingSignalBytes = DefaultMaxPendingSignalBytes
 	}
 	if c.Now == nil {
 		c.Now = time.Now

@@ -35,8 +35,10 @@ type Engine struct {
 	stopped chan struct{} // closed when every goroutine of Open returned
 
 	sched   *scheduler
+	adm     *admission
 	wf      wakeState    // when waiting workflows may be due
 	jcache  journalCache // journals of recently waiting workflows
+	signals signalBudget // pending signals per workflow
 	running runningCalls
 	// finished wakes TaskRun when its task ends.
 	finished finishWatch
@@ -83,6 +85,7 @@ func New(cfg Config) (*Engine, error) {
 	e.modules.m = make(map[string]*store.Module)
 	e.loads.m = make(map[string]*loadEntry)
 	e.sched = newScheduler(e)
+	e.adm = newAdmission(cfg, e.sched.notify)
 	if e.metrics != nil {
 		e.metrics.attach(e.store)
 	}

@@ -92,6 +92,13 @@ const (
 	// CodeApplication: the plugin returned an application error; the task
 	// error's type field holds the plugin's own error type.
 	CodeApplication Code = "application_error"
+
+	// CodeMemoryLimitTooHigh: a task asked for a memory limit above the
+	// client's ceiling, or above the daemon's whole memory budget.
+	CodeMemoryLimitTooHigh Code = "memory_limit_too_high"
+	// CodeSignalLimitExceeded: the workflow holds as many pending signals
+	// (or bytes of them) as it may; retry once it consumed some.
+	CodeSignalLimitExceeded Code = "signal_limit_exceeded"
 )
 
 // Error returns the code itself.

@@ -59,4 +59,7 @@ func (f *finishWatch) done(id string) {
 func (e *Engine) taskFinished(t *store.Task) {
 	e.metrics.observeFinished(t)
 	e.finished.done(t.ID)
+	if t.Kind == store.KindWorkflow {
+		e.signals.drop(t.ID)
+	}
 }

@@ -341,10 +341,14 @@ func (e *Engine) journal(ctx context.Context, t *store.Task) (*journal, error) {
 	return e.readJournal(ctx, t)
 }
 
+// journalPage is how many events one read of a journal takes from the
+// store: events carry payloads, so a page is bounded in count.
+const journalPage = 256
+
 // extendJournal folds the events of t's log past j.lastSeq into j.
 func (e *Engine) extendJournal(ctx context.Context, t *store.Task, j *journal) (*journal, error) {
 	for from := j.lastSeq + 1; ; {
-		evs, err := e.store.EventList(ctx, &store.EventListParams{TaskID: t.ID, From: from, Limit: 10000})
+		evs, err := e.store.EventList(ctx, &store.EventListParams{TaskID: t.ID, From: from, Limit: journalPage})
 		if err != nil {
 			return nil, fmt.Errorf("read journal: %w", err)
 		}
@@ -354,7 +358,7 @@ func (e *Engine) extendJournal(ctx context.Context, t *store.Task, j *journal) (
 			}
 			j.lastSeq = ev.Seq
 		}
-		if len(evs) < 10000 {
+		if len(evs) < journalPage {
 			return j, nil
 		}
 		from = evs[len(evs)-1].Seq + 1

@@ -38,6 +38,13 @@ type TaskCreateParams struct {
 	// Retry is the retry policy, including the total timeout across
 	// attempts. Defaults to nil (one attempt).
 	Retry *store.RetryPolicy
+	// Admin marks a caller with the admin scope, whose MemoryLimitBytes is
+	// bounded by the memory budget only, not by a client ceiling. Defaults
+	// to false.
+	Admin bool
+	// ClientMemoryLimit is the caller's own ceiling on MemoryLimitBytes
+	// (Principal.MaxMemoryLimit). Defaults to 0: Config.ClientMemoryLimit.
+	ClientMemoryLimit int64
 	// Idempotency, when set, completes the caller's in-flight idempotency
 	// key in the same transaction as the task insert, so that a crash can
 	// never leave a created task behind a released key. Defaults to nil
@@ -139,6 +146,9 @@ func (e *Engine) taskInsertParams(ctx context.Context, p *TaskCreateParams) (*st
 	if p.MemoryLimitBytes < 0 || p.MemoryLimitBytes > MaxMemoryLimit {
 		return nil, paramErrorf("memory_limit_bytes", "memory_limit_bytes must be between 0 and %d", int64(MaxMemoryLimit))
 	}
+	if err := e.checkMemoryLimit(p); err != nil {
+		return nil, err
+	}
 	var retry store.RetryPolicy
 	if p.Retry != nil {
 		if err := checkRetry(p.Retry); err != nil {
@@ -199,6 +209,26 @@ func defaultOnRestart(kind store.Kind) store.OnRestart {
 	return store.OnRestartRetry
 }
 
+// checkMemoryLimit refuses a memory limit that could never be admitted
+// (above the whole memory budget) or that the caller may not ask for
+// (above the client ceiling), with CodeMemoryLimitTooHigh.
+func (e *Engine) checkMemoryLimit(p *TaskCreateParams) error {
+	limit := e.adm.limitOf(p.MemoryLimitBytes)
+	ceiling := e.cfg.ClientMemoryLimit
+	if p.ClientMemoryLimit > 0 {
+		ceiling = p.ClientMemoryLimit
+	}
+	if !p.Admin && p.MemoryLimitBytes > ceiling {
+		return &Error{Code: CodeMemoryLimitTooHigh, Param: "memory_limit_bytes", Message: fmt.Sprintf(
+			"memory_limit_bytes %d exceeds this client's ceiling of %d bytes", p.MemoryLimitBytes, ceiling)}
+	}
+	if !e.adm.fits(p.MemoryLimitBytes) {
+		return &Error{Code: CodeMemoryLimitTooHigh, Param: "memory_limit_bytes", Message: fmt.Sprintf(
+			"memory_limit_bytes %d exceeds the daemon's memory budget of %d bytes", limit, e.cfg.MemoryBudget)}
+	}
+	return nil
+}
+
 // nullFrame is the frame of the null value, the input of a task created
 // without one.
 var nullFrame = func() []byte {
@@ -234,11 +264,20 @@ func inputPayload(env codec.Envelope) (store.Payload, error) {
 // reply stored with the key shows it queued, as the first reply must.
 func (e *Engine) taskInsert(ctx context.Context, ip *store.TaskInsertParams) (*store.Task, error) {
 	ip.Start = ip.NotBefore.IsZero() && ip.Idempotency == nil && e.loads.loaded(ip.ModuleDigest) && e.sched.takeIdle()
+	var tk ticket
+	if ip.Start {
+		var ok bool
+		if tk, ok = e.adm.tryStart(ip.OwnerClientID, ip.MemoryLimit); !ok {
+			ip.Start = false // through the queue, for the scheduler to admit
+			e.sched.free <- struct{}{}
+		}
+	}
 	start := time.Now()
 	t, err := e.store.TaskInsert(ctx, ip)
 	e.metrics.observeWrite("task_insert", time.Since(start))
 	if err != nil {
 		if ip.Start {
+			e.adm.release(tk)
 			e.sched.free <- struct{}{}
 		}
 		return nil, &Error{Code: CodeInternal, Err: fmt.Errorf("create task: %w", err)}
@@ -379,6 +418,9 @@ type TaskListParams struct {
 	Cursor string
 	// Limit caps the page. Defaults to 50; at most 1000.
 	Limit int
+	// Payloads reads the tasks' payloads too. Defaults to false: the
+	// tasks carry no input, output or error details.
+	Payloads bool
 }
 
 // TaskList returns one page of the tasks the caller may see, newest first,
@@ -388,7 +430,7 @@ func (e *Engine) TaskList(ctx context.Context, who *Principal, p *TaskListParams
 	if err := who.Require(ScopeTasksRead); err != nil {
 		return nil, "", err
 	}
-	lp := &store.TaskListParams{Newest: true, Cursor: p.Cursor, Limit: p.Limit}
+	lp := &store.TaskListParams{Newest: true, Cursor: p.Cursor, Limit: p.Limit, OmitPayloads: !p.Payloads}
 	if !who.IsAdmin() {
 		lp.OwnerClientID = who.ClientID
 	}
@@ -530,12 +572,25 @@ func (e *Engine) signal(ctx context.Context, who *Principal, id, name string, pa
 	if err != nil {
 		return internal("signal payload", err)
 	}
-	_, err = e.store.EventAppend(ctx, &store.EventAppendParams{
+	// The signals no wait consumed yet are bounded; the check and the
+	// append are one step per workflow.
+	ps := e.signals.entry(id)
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	size := int64(len(value.Data))
+	if err := e.admitSignal(ctx, ps, id, size); err != nil {
+		return err
+	}
+	evs, err := e.store.EventAppend(ctx, &store.EventAppendParams{
 		TaskID: id, Events: []store.EventDraft{{Type: EventSignalReceived, Payload: doc}}, Wake: true,
 		Idempotency: idem,
 	})
+	if err == nil && len(evs) == 1 {
+		ps.after = append(ps.after, signalRecord{seq: evs[0].Seq, size: size})
+	}
 	switch {
 	case errors.Is(err, store.ErrTaskFinished):
+		e.signals.drop(id)
 		return Errorf(CodeSignalTargetFinished, "task %s finished and receives no more signals", id)
 	case idem != nil && errors.Is(err, store.ErrNotFound):
 		return Errorf(CodeConflict, "idempotency key %q is not in flight", idem.Key)

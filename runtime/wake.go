@@ -60,17 +60,22 @@ func (e *Engine) claim(ctx context.Context, n int) ([]workItem, error) {
 	now := e.now()
 	if e.wf.take(now) {
 		start := time.Now()
-		res, err := e.store.WorkflowClaim(ctx, &store.WorkflowClaimParams{Limit: n, Now: now})
+		// Woken workflows are held to the client ceiling and the memory
+		// budget (their activities run on the same worker), not to the
+		// fair share of queued tasks.
+		gate := e.adm.gate()
+		res, err := e.store.WorkflowClaim(ctx, &store.WorkflowClaimParams{Limit: n, Now: now, Gate: gate})
 		e.metrics.observeWrite("workflow_claim", time.Since(start))
 		if err != nil {
+			gate.abort()
 			e.wf.markDue()
 			return nil, err
 		}
 		for _, t := range res.Tasks {
 			items = append(items, workItem{task: t, resumed: true, fresh: true})
 		}
-		if len(res.Tasks) == n {
-			e.wf.markDue() // more may be due
+		if len(res.Tasks) == n || res.Refused {
+			e.wf.markDue() // more may be due, or kept waiting for a worker
 		}
 		if !res.NextWakeAt.IsZero() {
 			e.wf.armAt(e, res.NextWakeAt)
@@ -80,9 +85,11 @@ func (e *Engine) claim(ctx context.Context, n int) ([]workItem, error) {
 		return items, nil
 	}
 	start := time.Now()
-	tasks, err := e.store.TaskClaim(ctx, &store.TaskClaimParams{Limit: n - len(items), Now: now})
+	gate := e.adm.gate()
+	tasks, err := e.store.TaskClaim(ctx, &store.TaskClaimParams{Limit: n - len(items), Now: now, Gate: gate})
 	e.metrics.observeWrite("task_claim", time.Since(start))
 	if err != nil {
+		gate.abort()
 		if len(items) > 0 {
 			e.log.Error("claim tasks", "error", err)
 			return items, nil

@@ -52,11 +52,15 @@ func (e *Engine) worker() {
 	for {
 		select {
 		case it := <-e.sched.work:
+			// Whoever handed the item over counted it (admission).
+			tk := e.adm.ticketOf(it.task)
 			w.run(it)
 			for w.next != nil {
 				it, w.next = *w.next, nil
+				tk = e.adm.hand(tk, it.task)
 				w.run(it)
 			}
+			e.adm.release(tk)
 			e.sched.free <- struct{}{}
 		case <-e.runCtx.Done():
 			return
@@ -420,6 +424,7 @@ func (e *Engine) resume(ctx context.Context, tasks []*store.Task) {
 			e.sched.free <- struct{}{}
 			return
 		}
+		e.adm.hold(t)
 		e.sched.work <- workItem{task: t, resumed: true}
 	}
 }

@@ -217,6 +217,7 @@ func (w *worker) workflowWait(ctx, callCtx context.Context, t *store.Task, j *jo
 			j.logged++ // as reading the log would count them
 		}
 	}
+	e.settleSignals(j)
 	e.jcache.put(j)
 	// The workflow waits and holds no call: a cancel that arrives from now
 	// on finds no call to stop and ends the task itself; one that came

@@ -17,6 +17,18 @@ type Client struct {
 	CreatedAt time.Time
 	// RevokedAt is when the client was revoked; zero while active.
 	RevokedAt time.Time
+	// MaxMemoryLimit is the largest memory limit, in bytes, the client's
+	// tasks may ask for; zero means the daemon's default ceiling.
+	MaxMemoryLimit int64
+}
+
+// ClientUpdateParams are the params of Store.ClientUpdate.
+type ClientUpdateParams struct {
+	// ID is the client. Required.
+	ID string
+	// MaxMemoryLimit replaces the client's ceiling on memory limits, when
+	// set; zero restores the daemon's default. Defaults to nil (unchanged).
+	MaxMemoryLimit *int64
 }
 
 // Revoked reports whether the client was revoked.

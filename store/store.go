@@ -80,6 +80,9 @@ type Store interface {
 	// ClientRevoke revokes a client at once; revoking twice keeps the first
 	// time. It returns ErrNotFound for an unknown id.
 	ClientRevoke(ctx context.Context, id string) (*Client, error)
+	// ClientUpdate changes a client's settings and returns it. It returns
+	// ErrNotFound for an unknown id and ErrInvalid for a negative limit.
+	ClientUpdate(ctx context.Context, params *ClientUpdateParams) (*Client, error)
 
 	// PairingInsert stores a single-use pairing code by its hash. It returns
 	// ErrExists when the hash is taken and ErrInvalid for a missing hash or

@@ -168,6 +168,10 @@ type TaskListParams struct {
 	Cursor string
 	// Newest orders the list newest first. Defaults to false (oldest first).
 	Newest bool
+	// OmitPayloads leaves out the input, output, checkpoint and error
+	// details of every task (they read as no value): a listing that shows
+	// no payloads then reads none. Defaults to false.
+	OmitPayloads bool
 	// Limit caps the page. Defaults to 100; at most MaxListLimit+1, so that a
 	// caller serving pages of MaxListLimit can ask for one task more to learn
 	// whether another page follows.
@@ -221,6 +225,24 @@ type TaskClaimParams struct {
 	// Now is the time compared with each task's NotBefore. Defaults to the
 	// current time.
 	Now time.Time
+	// Gate, when set, decides which of the eligible tasks the claim takes.
+	// Defaults to nil (every eligible task, up to Limit).
+	Gate ClaimGate
+}
+
+// ClaimGate decides, inside one TaskClaim, which eligible tasks it takes:
+// the runtime's fair share of workers and its memory budget. A claim calls
+// Queued once, first, then Admit for the next eligible task of an owner,
+// oldest first within the owner; an owner whose task is refused gets no
+// more tasks in this claim. A store that runs a claim again (a retried
+// transaction) calls Queued again first.
+type ClaimGate interface {
+	// Queued is called with every owner that has queued tasks.
+	Queued(owners []string)
+	// Admit reports whether the claim may take owner's next eligible task,
+	// whose memory limit is memoryLimit (0: the host's default). An
+	// admitted task is claimed unless the whole claim fails.
+	Admit(owner string, memoryLimit int64) bool
 }
 
 // TaskCheckpointParams are the params of Store.TaskCheckpoint.

@@ -75,6 +75,11 @@ type WorkflowClaimParams struct {
 	// Now is the time compared with each waiting workflow's wake time.
 	// Defaults to the current time.
 	Now time.Time
+	// Gate, when set, decides which due workflows the claim takes (its
+	// Queued is called with no owners); a refused workflow stays waiting
+	// and due, and Refused says so. Defaults to nil (every due workflow,
+	// up to Limit).
+	Gate ClaimGate
 }
 
 // WorkflowClaimResult is what Store.WorkflowClaim claimed.
@@ -84,6 +89,8 @@ type WorkflowClaimResult struct {
 	// NextWakeAt is the earliest wake time of the workflows still waiting,
 	// or the zero time when none waits for a time.
 	NextWakeAt time.Time
+	// Refused reports that the gate kept due workflows waiting.
+	Refused bool
 }
 
 // WorkflowChildEndResult is what Store.WorkflowChildEnd did.

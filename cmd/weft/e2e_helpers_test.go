@@ -358,7 +358,7 @@ func (d *Daemon) MustListTasks(status string) []e2eTask {
 	var all []e2eTask
 	cursor := ""
 	for {
-		q := url.Values{"limit": {"1000"}}
+		q := url.Values{"limit": {"1000"}, "include": {"payloads"}}
 		if status != "" {
 			q.Set("status", status)
 		}

@@ -47,6 +47,16 @@ type serveConfig struct {
 	// retryAttempts is the attempts of the default retry policy of
 	// activity tasks.
 	retryAttempts int
+
+	// Memory and fairness (docs/operations.md).
+	clientWorkers      int
+	memoryBudget       int64
+	clientMemoryLimit  int64
+	maxPendingSignals  int
+	maxPendingSigBytes int64
+	maxPageBytes       int64
+	maxProjectionBytes int64
+	maxReadBytes       int64
 }
 
 func newServeCmd() *cobra.Command {
@@ -97,6 +107,14 @@ func newServeCmd() *cobra.Command {
 	f.DurationVar(&cfg.grace, "shutdown-grace", 10*time.Second, "on SIGTERM, how long running plugin calls may go on before they are interrupted")
 	f.IntVar(&cfg.retryAttempts, "default-retry-attempts", runtime.DefaultActivityRetry.MaximumAttempts,
 		"attempts of an activity task created without a retry policy (1: no retry; waits start at 1s and double)")
+	f.IntVar(&cfg.clientWorkers, "client-workers", 0, "most workers one client's tasks hold at once (default: workers less max(1, workers/8))")
+	f.Int64Var(&cfg.memoryBudget, "memory-budget", 0, "sum of the memory limits of the plugin calls in flight, in bytes (default 4 GiB)")
+	f.Int64Var(&cfg.clientMemoryLimit, "client-memory-limit", 0, "largest memory_limit_bytes a non-admin client may ask for (default 256 MiB)")
+	f.IntVar(&cfg.maxPendingSignals, "max-pending-signals", 0, "signals a workflow may hold unconsumed (default 1000)")
+	f.Int64Var(&cfg.maxPendingSigBytes, "max-pending-signal-bytes", 0, "bytes of signals a workflow may hold unconsumed (default 16 MiB)")
+	f.Int64Var(&cfg.maxPageBytes, "max-page-bytes", 0, "a list page ends early past this encoded size (default 4 MiB)")
+	f.Int64Var(&cfg.maxProjectionBytes, "max-projection-bytes", 0, "largest stored payload shown with its typed projection (default 1 MiB)")
+	f.Int64Var(&cfg.maxReadBytes, "max-read-bytes", 0, "stored payload bytes single reads write out at once (default 64 MiB)")
 	return cmd
 }
 
@@ -165,6 +183,12 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 			BackoffCoefficient: runtime.DefaultActivityRetry.BackoffCoefficient,
 			MaximumAttempts:    cfg.retryAttempts,
 		},
+
+		ClientWorkers:         cfg.clientWorkers,
+		MemoryBudget:          cfg.memoryBudget,
+		ClientMemoryLimit:     cfg.clientMemoryLimit,
+		MaxPendingSignals:     cfg.maxPendingSignals,
+		MaxPendingSignalBytes: cfg.maxPendingSigBytes,
 	})
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
@@ -179,7 +203,8 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	if err := engine.Open(ctx); err != nil {
 		return fmt.Errorf("open engine: %w", err)
 	}
-	api, err := httpapi.New(httpapi.Config{Engine: engine, Logger: logger.Named("http"), Metrics: reg})
+	api, err := httpapi.New(httpapi.Config{Engine: engine, Logger: logger.Named("http"), Metrics: reg,
+		MaxPageBytes: cfg.maxPageBytes, MaxProjectionBytes: cfg.maxProjectionBytes, MaxReadBytes: cfg.maxReadBytes})
 	if err != nil {
 		return fmt.Errorf("http api: %w", err)
 	}

@@ -62,6 +62,9 @@ func newTasksCmd() *cobra.Command {
 			if limit > 0 {
 				q.Set("limit", strconv.Itoa(limit))
 			}
+			if o.json {
+				q.Set("include", "payloads") // the whole documents; the table needs none
+			}
 			var raw json.RawMessage
 			if err := c.do(cmd.Context(), request{method: http.MethodGet, path: "/v1/tasks?" + q.Encode()}, &raw); err != nil {
 				return err

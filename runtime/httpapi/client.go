@@ -47,6 +47,9 @@ type clientDoc struct {
 	Scopes    []string   `json:"scopes"`
 	CreatedAt time.Time  `json:"created_at"`
 	RevokedAt *time.Time `json:"revoked_at"`
+	// MaxMemoryLimitBytes is the client's ceiling on memory_limit_bytes;
+	// 0 means the daemon's default.
+	MaxMemoryLimitBytes int64 `json:"max_memory_limit_bytes"`
 }
 
 func clientDocOf(c *store.Client) *clientDoc {
@@ -57,6 +60,8 @@ func clientDocOf(c *store.Client) *clientDoc {
 		Scopes:    c.Scopes,
 		CreatedAt: c.CreatedAt.UTC(),
 		RevokedAt: timeOrNil(c.RevokedAt),
+
+		MaxMemoryLimitBytes: c.MaxMemoryLimit,
 	}
 	if d.Scopes == nil {
 		d.Scopes = []string{}
@@ -122,11 +127,7 @@ func (s *Server) handleClientList(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	page := listDoc[*clientDoc]{Object: "list", Data: make([]*clientDoc, 0, len(clients))}
-	for _, c := range clients {
-		page.Data = append(page.Data, clientDocOf(c))
-	}
-	s.writeJSON(w, http.StatusOK, page)
+	writeKeyedPage(s, w, r, clients, func(c *store.Client) string { return c.ID }, func(c *store.Client) any { return clientDocOf(c) })
 }
 
 // handleClientGet returns one client: GET /v1/clients/{id} (admin).
@@ -144,6 +145,29 @@ func (s *Server) handleClientGet(w http.ResponseWriter, r *http.Request) {
 // on. Revoking twice keeps the first revocation time.
 func (s *Server) handleClientDelete(w http.ResponseWriter, r *http.Request) {
 	c, err := s.engine.ClientRevoke(r.Context(), principal(r), chi.URLParam(r, "id"))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	s.writeJSON(w, http.StatusOK, clientDocOf(c))
+}
+
+// clientUpdateRequest is the body of PATCH /v1/clients/{id}.
+type clientUpdateRequest struct {
+	MaxMemoryLimitBytes *int64 `json:"max_memory_limit_bytes"`
+}
+
+// handleClientUpdate changes a client's settings: PATCH /v1/clients/{id}
+// (admin) with {"max_memory_limit_bytes": N} sets the client's ceiling on
+// the memory limits of its tasks (0: the daemon's default) and answers 200
+// with the client.
+func (s *Server) handleClientUpdate(w http.ResponseWriter, r *http.Request) {
+	var q clientUpdateRequest
+	if err := decodeJSON(r, &q); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	c, err := s.engine.ClientUpdate(r.Context(), principal(r), chi.URLParam(r, "id"), &runtime.ClientUpdateParams{MaxMemoryLimit: q.MaxMemoryLimitBytes})
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -41,6 +41,7 @@ type Engine interface {
 	ClientList(ctx context.Context, who *runtime.Principal) ([]*store.Client, error)
 	ClientGet(ctx context.Context, who *runtime.Principal, id string) (*store.Client, error)
 	ClientRevoke(ctx context.Context, who *runtime.Principal, id string) (*store.Client, error)
+	ClientUpdate(ctx context.Context, who *runtime.Principal, id string, p *runtime.ClientUpdateParams) (*store.Client, error)
 
 	IdempotencyBegin(ctx context.Context, clientID, key string, digest []byte) (*runtime.Replay, error)
 	IdempotencyComplete(ctx context.Context, clientID, key string, status int, body []byte) error

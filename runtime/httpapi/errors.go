@@ -17,6 +17,8 @@ const (
 	// codeSecretNotReplayed: the replay of an answer that carried a
 	// secret, which is never stored.
 	codeSecretNotReplayed runtime.Code = "idempotency_secret_not_replayed"
+	// codeServerBusy: too many bytes of large reads are in flight.
+	codeServerBusy runtime.Code = "server_busy"
 )
 
 // statusByCode is the one table from error code to HTTP status (house style
@@ -67,6 +69,10 @@ var statusByCode = map[runtime.Code]int{
 	codeMethodNotAllowed:  http.StatusMethodNotAllowed,
 	codeNotReady:          http.StatusServiceUnavailable,
 	codeSecretNotReplayed: http.StatusConflict,
+
+	runtime.CodeMemoryLimitTooHigh:  http.StatusUnprocessableEntity,
+	runtime.CodeSignalLimitExceeded: http.StatusTooManyRequests,
+	codeServerBusy:                  http.StatusServiceUnavailable,
 }
 
 // statusOf returns the HTTP status for an error code.
@@ -159,6 +165,8 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="weft", error="invalid_token"`)
 	case runtime.CodeInsufficientScope:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="weft", error="insufficient_scope"`)
+	case runtime.CodeSignalLimitExceeded, codeServerBusy:
+		w.Header().Set("Retry-After", "1")
 	}
 	if wait := runtime.ErrorRetryAfter(err); wait > 0 || status == http.StatusTooManyRequests || code == runtime.CodeIdempotencyKeyInFlight {
 		w.Header().Set("Retry-After", strconv.FormatInt(int64(max(math.Ceil(wait.Seconds()), 1)), 10))

@@ -80,25 +80,48 @@ func (s *Server) handleEventList(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	events, err := s.engine.EventList(r.Context(), principal(r), id, after, limit+1)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	page := listDoc[*eventDoc]{Object: "list", Data: make([]*eventDoc, 0, min(len(events), limit))}
-	if len(events) > limit {
-		events, page.HasMore = events[:limit], true
-	}
-	for _, e := range events {
-		d, err := s.eventDoc(e)
+	// The events are read a few at a time, and the page ends early once
+	// it passes MaxPageBytes: events carry payloads.
+	page := s.newPage()
+	for left := limit; ; {
+		batch := min(left, eventBatch)
+		events, err := s.engine.EventList(r.Context(), principal(r), id, after, batch+1)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
 		}
-		page.Data = append(page.Data, d)
+		more := len(events) > batch
+		if more {
+			events = events[:batch]
+		}
+		for i, e := range events {
+			d, err := s.eventDoc(e)
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			item, err := marshalHead(d)
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			after = e.Seq
+			left--
+			if !page.add(item) {
+				page.write(w, "", i < len(events)-1 || more)
+				return
+			}
+		}
+		if !more || left == 0 {
+			page.write(w, "", more)
+			return
+		}
 	}
-	s.writeJSON(w, http.StatusOK, page)
 }
+
+// eventBatch is how many events a JSON page reads from the store at a
+// time.
+const eventBatch = 64
 
 // eventCursor returns the sequence number after which events are wanted: the
 // Last-Event-ID header (an EventSource reconnecting) wins over ?after=N; -1,

@@ -38,6 +38,7 @@ type fakeEngine struct {
 	ClientListFunc           func(ctx context.Context, who *runtime.Principal) ([]*store.Client, error)
 	ClientGetFunc            func(ctx context.Context, who *runtime.Principal, id string) (*store.Client, error)
 	ClientRevokeFunc         func(ctx context.Context, who *runtime.Principal, id string) (*store.Client, error)
+	ClientUpdateFunc         func(ctx context.Context, who *runtime.Principal, id string, p *runtime.ClientUpdateParams) (*store.Client, error)
 	IdempotencyBeginFunc     func(ctx context.Context, clientID, key string, digest []byte) (*runtime.Replay, error)
 	IdempotencyCompleteFunc  func(ctx context.Context, clientID, key string, status int, body []byte) error
 	IdempotencyReleaseFunc   func(ctx context.Context, clientID, key string) error
@@ -206,6 +207,13 @@ func (f *fakeEngine) ClientRevoke(ctx context.Context, who *runtime.Principal, i
 		return nil, errFakeUnset
 	}
 	return f.ClientRevokeFunc(ctx, who, id)
+}
+
+func (f *fakeEngine) ClientUpdate(ctx context.Context, who *runtime.Principal, id string, p *runtime.ClientUpdateParams) (*store.Client, error) {
+	if f.ClientUpdateFunc == nil {
+		return nil, errFakeUnset
+	}
+	return f.ClientUpdateFunc(ctx, who, id, p)
 }
 
 func (f *fakeEngine) IdempotencyBegin(ctx context.Context, clientID, key string, digest []byte) (*runtime.Replay, error) {

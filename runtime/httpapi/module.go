@@ -85,11 +85,7 @@ func (s *Server) handleModuleList(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	page := listDoc[*moduleDoc]{Object: "list", Data: make([]*moduleDoc, 0, len(mods))}
-	for _, m := range mods {
-		page.Data = append(page.Data, moduleDocOf(m))
-	}
-	s.writeJSON(w, http.StatusOK, page)
+	writeKeyedPage(s, w, r, mods, func(m *store.Module) string { return m.Name }, func(m *store.Module) any { return moduleDocOf(m) })
 }
 
 // handleModuleGet returns one module: GET /v1/modules/{name}.

@@ -57,8 +57,12 @@ func envelopeOf(p store.Payload) *codec.Envelope {
 // lossless form. No value, or a payload that does not decode, projects to
 // null; the latter is logged, and the envelope beside it still carries every
 // byte.
+//
+// A frame larger than Config.MaxProjectionBytes projects to null as well
+// (see projectionOmitted): the envelope is the authoritative form, and a
+// big tree of JSON for people would cost many times the stored bytes.
 func (s *Server) projection(e *codec.Envelope) json.RawMessage {
-	if e == nil {
+	if e == nil || s.projectionOmitted(e) {
 		return jsonNull
 	}
 	v, err := codec.DecodeEnvelope(*e)
@@ -70,6 +74,12 @@ func (s *Server) projection(e *codec.Envelope) json.RawMessage {
 	}
 	s.log.Warn("project stored payload", "code", string(runtime.ErrorCode(err)), "error", err)
 	return jsonNull
+}
+
+// projectionOmitted reports whether the frame of e is too large for a
+// projection.
+func (s *Server) projectionOmitted(e *codec.Envelope) bool {
+	return e != nil && int64(base64.StdEncoding.DecodedLen(len(e.Blob))) > s.cfg.MaxProjectionBytes
 }
 
 // timeOrNil returns t in UTC, or nil for the zero time (JSON null).
@@ -90,6 +100,8 @@ type errorDoc struct {
 	NonRetryable    bool            `json:"non_retryable,omitempty"`
 	DetailsEnvelope *codec.Envelope `json:"details_envelope,omitempty"`
 	Details         json.RawMessage `json:"details,omitempty"`
+	// DetailsProjectionOmitted says that Details is left out for its size.
+	DetailsProjectionOmitted bool `json:"details_projection_omitted,omitempty"`
 }
 
 func (s *Server) errorDoc(e *store.TaskError) *errorDoc {
@@ -100,6 +112,7 @@ func (s *Server) errorDoc(e *store.TaskError) *errorDoc {
 	if env := envelopeOf(e.Details); env != nil {
 		d.DetailsEnvelope = env
 		d.Details = s.projection(env)
+		d.DetailsProjectionOmitted = s.projectionOmitted(env)
 	}
 	return d
 }

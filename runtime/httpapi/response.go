@@ -22,9 +22,11 @@ type responseDoc struct {
 	Status         string          `json:"status"`
 	OutputEnvelope *codec.Envelope `json:"output_envelope"`
 	Output         json.RawMessage `json:"output"`
-	Error          *errorDoc       `json:"error"`
-	CreatedAt      time.Time       `json:"created_at"`
-	FinishedAt     *time.Time      `json:"finished_at"`
+	// OutputProjectionOmitted says that Output is left out for its size.
+	OutputProjectionOmitted bool       `json:"output_projection_omitted,omitempty"`
+	Error                   *errorDoc  `json:"error"`
+	CreatedAt               time.Time  `json:"created_at"`
+	FinishedAt              *time.Time `json:"finished_at"`
 }
 
 func (s *Server) responseDoc(resp *store.Response) *responseDoc {
@@ -39,6 +41,7 @@ func (s *Server) responseDoc(resp *store.Response) *responseDoc {
 		FinishedAt:     timeOrNil(resp.FinishedAt),
 	}
 	d.Output = s.projection(d.OutputEnvelope)
+	d.OutputProjectionOmitted = s.projectionOmitted(d.OutputEnvelope)
 	return d
 }
 
@@ -80,7 +83,7 @@ func (s *Server) handleResponseCreate(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.writeJSON(w, http.StatusOK, s.responseDoc(resp))
+	s.writeResponse(w, r, http.StatusOK, resp)
 }
 
 // engineCheckInterval is how often a detached wait checks that the engine
@@ -121,5 +124,5 @@ func (s *Server) handleResponseGet(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.writeJSON(w, http.StatusOK, s.responseDoc(resp))
+	s.writeResponse(w, r, http.StatusOK, resp)
 }

@@ -48,6 +48,19 @@ type Config struct {
 	// KeepAlive is the interval of keep-alive comments on an idle SSE
 	// stream. Defaults to 15 seconds.
 	KeepAlive time.Duration
+
+	// MaxPageBytes ends a list page early, with a cursor, once its encoded
+	// size passes it. Defaults to 4 MiB.
+	MaxPageBytes int64
+	// MaxProjectionBytes is the largest stored payload shown with its
+	// typed projection; a larger one shows its envelope only. Defaults to
+	// 1 MiB.
+	MaxProjectionBytes int64
+	// MaxReadBytes bounds the stored bytes of payloads that single reads
+	// write out at once; ReadWait is how long a read waits for room before
+	// it is answered 503 server_busy. Default 64 MiB and 2 seconds.
+	MaxReadBytes int64
+	ReadWait     time.Duration
 }
 
 // Server is the HTTP JSON API of weft (BRIEF §3.3) over an Engine. It is safe
@@ -62,6 +75,7 @@ type Server struct {
 	// streamsDone is closed by CloseStreams: every SSE stream ends.
 	streamsDone chan struct{}
 	closeOnce   sync.Once
+	reads   *readGate
 }
 
 // New validates cfg, fills in its defaults and returns a Server. It fails when
@@ -85,11 +99,24 @@ func New(cfg Config) (*Server, error) {
 	if cfg.KeepAlive <= 0 {
 		cfg.KeepAlive = DefaultKeepAlive
 	}
+	if cfg.MaxPageBytes <= 0 {
+		cfg.MaxPageBytes = DefaultMaxPageBytes
+	}
+	if cfg.MaxProjectionBytes <= 0 {
+		cfg.MaxProjectionBytes = DefaultMaxProjectionBytes
+	}
+	if cfg.MaxReadBytes <= 0 {
+		cfg.MaxReadBytes = DefaultMaxReadBytes
+	}
+	if cfg.ReadWait <= 0 {
+		cfg.ReadWait = DefaultReadWait
+	}
 	m, err := newHTTPMetrics(cfg.Metrics)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger.Named("http"), engine: cfg.Engine, metrics: m, streamsDone: make(chan struct{})}
+	s := &Server{cfg: cfg, log: cfg.Logger.Named("http"), engine: cfg.Engine, metrics: m, streamsDone: make(chan struct{}),
+		reads: newReadGate(cfg.MaxReadBytes, cfg.ReadWait)}
 	s.mux = s.routes()
 	s.handler = s.mux
 	return s, nil
@@ -160,6 +187,7 @@ func (s *Server) routes() *chi.Mux {
 			r.With(s.requireScope(scopeAdmin)).Get("/clients", s.handleClientList)
 			r.With(s.requireScope(scopeAdmin)).Get("/clients/{id}", s.handleClientGet)
 			r.With(s.requireScope(scopeAdmin)).Delete("/clients/{id}", s.handleClientDelete)
+			r.With(s.requireScope(scopeAdmin), jsonBody).Patch("/clients/{id}", s.handleClientUpdate)
 		})
 	})
 	return r

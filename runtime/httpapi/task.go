@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"math"
 	"net/http"
@@ -64,9 +66,12 @@ func (s *Server) decodeTaskRequest(r *http.Request) (*runtime.TaskCreateParams, 
 	}
 	p := &runtime.TaskCreateParams{
 		ClientID: principal(r).ClientID,
-		Module:   q.Module,
-		Function: q.Function,
-		Input:    input,
+		Admin:    principal(r).IsAdmin(),
+
+		ClientMemoryLimit: principal(r).MaxMemoryLimit,
+		Module:            q.Module,
+		Function:          q.Function,
+		Input:             input,
 	}
 	if q.OnRestart != "" && !store.OnRestart(q.OnRestart).Valid() {
 		return nil, errorf(runtime.CodeInvalid, "on_restart", "on_restart must be fail, retry or resume, not %q", q.OnRestart)
@@ -136,31 +141,35 @@ func retryDocOf(p store.RetryPolicy) *retryDoc {
 // taskDoc is a task as the API shows it. Each payload appears twice: the
 // lossless envelope and its typed projection.
 type taskDoc struct {
-	ID                 string          `json:"id"`
-	Object             string          `json:"object"`
-	Module             string          `json:"module"`
-	ModuleDigest       string          `json:"module_digest"`
-	Function           string          `json:"function"`
-	Kind               string          `json:"kind"`
-	Status             string          `json:"status"`
-	OnRestart          string          `json:"on_restart"`
-	TimeoutMS          int64           `json:"timeout_ms"`
-	MemoryLimitBytes   int64           `json:"memory_limit_bytes"`
-	Retry              *retryDoc       `json:"retry"`
-	Attempt            int             `json:"attempt"`
-	InputEnvelope      *codec.Envelope `json:"input_envelope"`
-	Input              json.RawMessage `json:"input"`
-	OutputEnvelope     *codec.Envelope `json:"output_envelope"`
-	Output             json.RawMessage `json:"output"`
-	Error              *errorDoc       `json:"error"`
-	ClientID           string          `json:"client_id"`
-	ParentTaskID       string          `json:"parent_task_id,omitempty"`
-	ResponseID         string          `json:"response_id"`
-	LastSequenceNumber int64           `json:"last_sequence_number"`
-	CreatedAt          time.Time       `json:"created_at"`
-	UpdatedAt          time.Time       `json:"updated_at"`
-	StartedAt          *time.Time      `json:"started_at"`
-	FinishedAt         *time.Time      `json:"finished_at"`
+	ID               string          `json:"id"`
+	Object           string          `json:"object"`
+	Module           string          `json:"module"`
+	ModuleDigest     string          `json:"module_digest"`
+	Function         string          `json:"function"`
+	Kind             string          `json:"kind"`
+	Status           string          `json:"status"`
+	OnRestart        string          `json:"on_restart"`
+	TimeoutMS        int64           `json:"timeout_ms"`
+	MemoryLimitBytes int64           `json:"memory_limit_bytes"`
+	Retry            *retryDoc       `json:"retry"`
+	Attempt          int             `json:"attempt"`
+	InputEnvelope    *codec.Envelope `json:"input_envelope"`
+	Input            json.RawMessage `json:"input"`
+	OutputEnvelope   *codec.Envelope `json:"output_envelope"`
+	Output           json.RawMessage `json:"output"`
+	// InputProjectionOmitted and OutputProjectionOmitted say that the
+	// projection is left out for its size (Config.MaxProjectionBytes).
+	InputProjectionOmitted  bool       `json:"input_projection_omitted,omitempty"`
+	OutputProjectionOmitted bool       `json:"output_projection_omitted,omitempty"`
+	Error                   *errorDoc  `json:"error"`
+	ClientID                string     `json:"client_id"`
+	ParentTaskID            string     `json:"parent_task_id,omitempty"`
+	ResponseID              string     `json:"response_id"`
+	LastSequenceNumber      int64      `json:"last_sequence_number"`
+	CreatedAt               time.Time  `json:"created_at"`
+	UpdatedAt               time.Time  `json:"updated_at"`
+	StartedAt               *time.Time `json:"started_at"`
+	FinishedAt              *time.Time `json:"finished_at"`
 }
 
 func (s *Server) taskDoc(t *store.Task) *taskDoc {
@@ -191,6 +200,8 @@ func (s *Server) taskDoc(t *store.Task) *taskDoc {
 	}
 	d.Input = s.projection(d.InputEnvelope)
 	d.Output = s.projection(d.OutputEnvelope)
+	d.InputProjectionOmitted = s.projectionOmitted(d.InputEnvelope)
+	d.OutputProjectionOmitted = s.projectionOmitted(d.OutputEnvelope)
 	return d
 }
 
@@ -241,7 +252,9 @@ func (s *Server) handleTaskCreate(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleTaskList lists the caller's tasks (every task for admin), newest
-// first: GET /v1/tasks?status=&cursor=&limit=.
+// first: GET /v1/tasks?status=&cursor=&limit=&include=payloads. Without
+// include=payloads the tasks carry no payloads (and none is read); a page
+// ends early, with a cursor, once it passes Config.MaxPageBytes.
 func (s *Server) handleTaskList(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	limit, err := pageSize(q.Get("limit"))
@@ -249,18 +262,68 @@ func (s *Server) handleTaskList(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	tasks, next, err := s.engine.TaskList(r.Context(), principal(r), &runtime.TaskListParams{
-		Status: q.Get("status"), Cursor: q.Get("cursor"), Limit: limit,
-	})
-	if err != nil {
-		s.writeError(w, r, err)
-		return
+	payloads := includePayloads(r)
+	page := s.newPage()
+	cursor := q.Get("cursor")
+	for left := limit; ; {
+		batch := left
+		if payloads {
+			batch = min(left, payloadBatch)
+		}
+		tasks, next, err := s.engine.TaskList(r.Context(), principal(r), &runtime.TaskListParams{
+			Status: q.Get("status"), Cursor: cursor, Limit: batch, Payloads: payloads,
+		})
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		for i, t := range tasks {
+			item, err := s.taskItem(t, payloads)
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			more := page.add(item)
+			cursor = t.ID
+			left--
+			if !more {
+				if i < len(tasks)-1 || next != "" {
+					page.write(w, cursor, true)
+				} else {
+					page.write(w, "", false)
+				}
+				return
+			}
+		}
+		if next == "" {
+			page.write(w, "", false)
+			return
+		}
+		if left == 0 {
+			page.write(w, cursor, true)
+			return
+		}
 	}
-	page := listDoc[*taskDoc]{Object: "list", Data: make([]*taskDoc, 0, len(tasks)), NextCursor: next, HasMore: next != ""}
-	for _, t := range tasks {
-		page.Data = append(page.Data, s.taskDoc(t))
+}
+
+// payloadBatch is how many tasks or events a page with payloads reads from
+// the store at a time.
+const payloadBatch = 8
+
+// taskItem encodes one task of a list page.
+func (s *Server) taskItem(t *store.Task, payloads bool) ([]byte, error) {
+	if !payloads {
+		return marshalHead(s.taskSummary(t))
 	}
-	s.writeJSON(w, http.StatusOK, page)
+	var buf bytes.Buffer
+	bw := bufio.NewWriter(&buf)
+	if err := s.encodeTask(bw, t); err != nil {
+		return nil, err
+	}
+	if err := bw.Flush(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // handleTaskGet returns one task: GET /v1/tasks/{id}. Another client's task
@@ -271,7 +334,7 @@ func (s *Server) handleTaskGet(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	s.writeJSON(w, http.StatusOK, s.taskDoc(t))
+	s.writeTask(w, r, http.StatusOK, t)
 }
 
 // handleTaskCancel cancels a task: POST /v1/tasks/{id}/cancel answers 200

@@ -10,7 +10,7 @@ import (
 	"github.com/weft-run/weft/store"
 )
 
-const clientColumns = "id, name, token_hash, scopes, created_at, revoked_at"
+const clientColumns = "id, name, token_hash, scopes, created_at, revoked_at, max_memory_limit"
 
 func scanClient(s scanner) (*store.Client, error) {
 	var (
@@ -19,7 +19,7 @@ func scanClient(s scanner) (*store.Client, error) {
 		created int64
 		revoked sql.NullInt64
 	)
-	if err := s.Scan(&c.ID, &c.Name, &c.TokenHash, &scopes, &created, &revoked); err != nil {
+	if err := s.Scan(&c.ID, &c.Name, &c.TokenHash, &scopes, &created, &revoked, &c.MaxMemoryLimit); err != nil {
 		return nil, err
 	}
 	var err error
@@ -220,6 +220,34 @@ func (db *DB) PairingRedeem(ctx context.Context, p *store.PairingRedeemParams) (
 	})
 	if err != nil {
 		return nil, fmt.Errorf("redeem pairing: %w", err)
+	}
+	return c, nil
+}
+
+// ClientUpdate implements store.Store.
+func (db *DB) ClientUpdate(ctx context.Context, p *store.ClientUpdateParams) (*store.Client, error) {
+	if p.MaxMemoryLimit != nil && *p.MaxMemoryLimit < 0 {
+		return nil, fmt.Errorf("update client: %w: negative memory limit", store.ErrInvalid)
+	}
+	var c *store.Client
+	err := db.write(ctx, func(t *tx) error {
+		if p.MaxMemoryLimit != nil {
+			if _, err := t.exec("UPDATE clients SET max_memory_limit = ? WHERE id = ?", *p.MaxMemoryLimit, p.ID); err != nil {
+				return err
+			}
+		}
+		row, err := t.queryRow("SELECT "+clientColumns+" FROM clients WHERE id = ?", p.ID)
+		if err != nil {
+			return err
+		}
+		c, err = scanClient(row)
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotFound
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("update client %s: %w", p.ID, err)
 	}
 	return c, nil
 }

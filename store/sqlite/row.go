@@ -61,6 +61,13 @@ const taskColumns = `id, module, module_digest, function, kind, input_codec, inp
 	owner_client_id, parent_task_id, not_before, created_at, updated_at, started_at, finished_at, last_seq,
 	memory_limit`
 
+// taskColumnsNoPayloads is taskColumns with every payload read as NULL.
+var taskColumnsNoPayloads = strings.NewReplacer(
+	"input_codec, input,", "NULL, NULL,",
+	"checkpoint_codec, checkpoint, output_codec, output,", "NULL, NULL, NULL, NULL,",
+	"error_details_codec, error_details,", "NULL, NULL,",
+).Replace(taskColumns)
+
 // prefixed qualifies every column of a comma-separated list.
 func prefixed(prefix, columns string) string {
 	parts := strings.Split(columns, ",")

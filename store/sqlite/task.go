@@ -237,7 +237,11 @@ func (db *DB) TaskList(ctx context.Context, p *store.TaskListParams) ([]*store.T
 		limit = 100
 	}
 	limit = min(limit, store.MaxListLimit+1)
-	q := "SELECT " + taskColumns + " FROM tasks"
+	columns := taskColumns
+	if p.OmitPayloads {
+		columns = taskColumnsNoPayloads
+	}
+	q := "SELECT " + columns + " FROM tasks"
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -390,7 +394,7 @@ func (db *DB) TaskClaim(ctx context.Context, p *store.TaskClaimParams) ([]*store
 			at = p.Now
 		}
 		var err error
-		claimed, err = t.claimQueued(limit, ms(at), n)
+		claimed, err = t.claimQueued(limit, ms(at), n, p.Gate)
 		return err
 	})
 	if err != nil {
@@ -403,7 +407,7 @@ func (db *DB) TaskClaim(ctx context.Context, p *store.TaskClaimParams) ([]*store
 // their owners starting after the owner served last, oldest first within an
 // owner. Every query is an index seek on tasks_queue, so tasks waiting for a
 // later time cost nothing.
-func (t *tx) claimQueued(limit int, at int64, n time.Time) ([]*store.Task, error) {
+func (t *tx) claimQueued(limit int, at int64, n time.Time, gate store.ClaimGate) ([]*store.Task, error) {
 	// The owners with queued tasks, by a skip scan of the queue index.
 	var owners []string
 	for first, prev := true, ""; ; first = false {
@@ -428,6 +432,9 @@ func (t *tx) claimQueued(limit int, at int64, n time.Time) ([]*store.Task, error
 		owners = append(owners, owner)
 		prev = owner
 	}
+	if gate != nil {
+		gate.Queued(owners)
+	}
 	// Start after the owner served last.
 	start := 0
 	for i, o := range owners {
@@ -444,14 +451,20 @@ func (t *tx) claimQueued(limit int, at int64, n time.Time) ([]*store.Task, error
 			if len(claimed) == limit {
 				break
 			}
-			var id string
-			err := t.scanRow(`SELECT id FROM tasks WHERE status = 'queued' AND owner_client_id = ?
-				AND not_before <= ? ORDER BY not_before, id LIMIT 1`, []any{o, at}, &id)
+			var (
+				id  string
+				mem int64
+			)
+			err := t.scanRow(`SELECT id, memory_limit FROM tasks WHERE status = 'queued' AND owner_client_id = ?
+				AND not_before <= ? ORDER BY not_before, id LIMIT 1`, []any{o, at}, &id, &mem)
 			if errors.Is(err, store.ErrNotFound) {
 				continue // nothing eligible: drop the owner from this claim
 			}
 			if err != nil {
 				return nil, err
+			}
+			if gate != nil && !gate.Admit(o, mem) {
+				continue // kept waiting: drop the owner from this claim
 			}
 			task, err := t.moveFrom(id, []store.Status{store.StatusQueued}, &move{to: store.StatusLoading}, n)
 			if err != nil {

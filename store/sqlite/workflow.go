@@ -286,18 +286,22 @@ func (db *DB) WorkflowClaim(ctx context.Context, p *store.WorkflowClaimParams) (
 	limit := max(p.Limit, 1)
 	res := &store.WorkflowClaimResult{}
 	err := db.write(ctx, func(t *tx) error {
-		res.Tasks = res.Tasks[:0]
+		res.Tasks, res.Refused = res.Tasks[:0], false
 		at := ms(now())
 		if !p.Now.IsZero() {
 			at = ms(p.Now)
 		}
+		if p.Gate != nil {
+			p.Gate.Queued(nil)
+		}
+		skipped := 0 // due rows the gate refused, left in place
 		for len(res.Tasks) < limit {
 			type due struct {
 				id      string
 				attempt int
 			}
 			rows, err := t.query(`SELECT task_id, attempt FROM workflow_waits WHERE wake_at IS NOT NULL AND wake_at <= ?
-				ORDER BY wake_at, task_id LIMIT ?`, at, min(limit-len(res.Tasks), workflowClaimBatch))
+				ORDER BY wake_at, task_id LIMIT ? OFFSET ?`, at, min(limit-len(res.Tasks), workflowClaimBatch), skipped)
 			if err != nil {
 				return err
 			}
@@ -318,17 +322,20 @@ func (db *DB) WorkflowClaim(ctx context.Context, p *store.WorkflowClaimParams) (
 				break
 			}
 			for _, d := range batch {
+				task, err := t.getTask(d.id)
+				if err != nil && !errors.Is(err, store.ErrNotFound) {
+					return err
+				}
+				live := err == nil && task.Status == store.StatusRunning && task.Attempt == d.attempt
+				if live && p.Gate != nil && !p.Gate.Admit(task.OwnerClientID, task.MemoryLimit) {
+					skipped++
+					res.Refused = true
+					continue
+				}
 				if _, err := t.exec("DELETE FROM workflow_waits WHERE task_id = ?", d.id); err != nil {
 					return err
 				}
-				task, err := t.getTask(d.id)
-				if errors.Is(err, store.ErrNotFound) {
-					continue
-				}
-				if err != nil {
-					return err
-				}
-				if task.Status == store.StatusRunning && task.Attempt == d.attempt {
+				if live {
 					res.Tasks = append(res.Tasks, task)
 				}
 			}

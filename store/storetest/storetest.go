@@ -51,6 +51,7 @@ func Run(t *testing.T, newStore func(testing.TB) store.Store) {
 		{"WorkflowHandOff", testWorkflowHandOff},
 		{"WorkflowFold", testWorkflowFold},
 		{"PayloadScan", testPayloadScan},
+		{"Budget", testBudget},
 	}
 	for _, s := range suites {
 		t.Run(s.name, func(t *testing.T) {

@@ -5,7 +5,7 @@ CREATE TABLE clients (
 	scopes     TEXT    NOT NULL, -- JSON array of strings
 	created_at INTEGER NOT NULL,
 	revoked_at INTEGER           -- NULL while active
-) STRICT;
+, max_memory_limit INTEGER NOT NULL DEFAULT 0) STRICT;
 
 CREATE TABLE idempotency_keys (
 	client_id      TEXT    NOT NULL,
