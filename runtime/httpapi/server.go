@@ -75,7 +75,7 @@ type Server struct {
 	// streamsDone is closed by CloseStreams: every SSE stream ends.
 	streamsDone chan struct{}
 	closeOnce   sync.Once
-	reads   *readGate
+	reads       *readGate
 }
 
 // New validates cfg, fills in its defaults and returns a Server. It fails when
