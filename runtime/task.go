@@ -421,7 +421,15 @@ type TaskListParams struct {
 	// Payloads reads the tasks' payloads too. Defaults to false: the
 	// tasks carry no input, output or error details.
 	Payloads bool
+	// Module, Function and ParentTaskID limit the list to the tasks of one
+	// module, of one function (of any module unless Module is set too), or
+	// to the activities one workflow scheduled. Each defaults to "" (no
+	// filter).
+	Module, Function, ParentTaskID string
 }
+
+// maxNameFilter bounds the module and function names a listing filters by.
+const maxNameFilter = 256
 
 // TaskList returns one page of the tasks the caller may see, newest first,
 // and the cursor of the next page ("" on the last page). It needs the
@@ -444,6 +452,15 @@ func (e *Engine) TaskList(ctx context.Context, who *Principal, p *TaskListParams
 	if lp.Cursor != "" && store.CheckID(store.TaskIDPrefix, lp.Cursor) != nil {
 		return nil, "", paramErrorf("cursor", "invalid cursor %q", lp.Cursor)
 	}
+	if p.ParentTaskID != "" && store.CheckID(store.TaskIDPrefix, p.ParentTaskID) != nil {
+		return nil, "", paramErrorf("parent_task_id", "invalid task id %q", p.ParentTaskID)
+	}
+	for _, f := range []struct{ name, value string }{{"module", p.Module}, {"function", p.Function}} {
+		if len(f.value) > maxNameFilter {
+			return nil, "", paramErrorf(f.name, "%s is longer than %d bytes", f.name, maxNameFilter)
+		}
+	}
+	lp.Module, lp.Function, lp.ParentTaskID = p.Module, p.Function, p.ParentTaskID
 	switch {
 	case lp.Limit <= 0:
 		lp.Limit = 50

@@ -163,6 +163,9 @@ type TaskListParams struct {
 	ParentTaskID string
 	// Module limits the list to one module name. Defaults to "" (no filter).
 	Module string
+	// Function limits the list to one function name. Defaults to "" (no
+	// filter).
+	Function string
 	// Cursor is the id of the last task of the previous page. Defaults to ""
 	// (the first page).
 	Cursor string

@@ -306,3 +306,46 @@ func TestE2ECLIWatchAndGet(t *testing.T) {
 	require.Contains(t, res.Stdout, "waiting for approval artifact=web-2.2.0.tar.gz")
 	require.Equal(t, "failed", d.MustTask(id2).Status, "--follow returns once the task ended")
 }
+
+// TestE2ETaskListFilters checks GET /v1/tasks's module, function, status
+// and parent filters through weft tasks list, over the real daemon.
+func TestE2ETaskListFilters(t *testing.T) {
+	d := MustRunMain(t)
+	d.MustDeployTestkit()
+	d.MustDeployPipeline("pipeline", pipelineModules[0].path)
+	echo := strings.TrimSpace(d.MustCLI("run", "testkit", "echo", "--input", "1", "--background"))
+	fail := strings.TrimSpace(d.MustCLI("run", "testkit", "fail", "--input", `{"type":"x","message":"y","non_retryable":true}`, "--background"))
+	flow := d.MustStartPipeline("pipeline", `{"service":"web","version":"3.0.0","approval_timeout_ms":100}`)
+	d.MustWaitStatus(echo, 30*time.Second, "completed")
+	d.MustWaitStatus(fail, 30*time.Second, "failed")
+	d.MustWaitStatus(flow, 30*time.Second, "failed")
+
+	ids := func(args ...string) []string {
+		var page struct {
+			Data []e2eTask `json:"data"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(d.MustCLI(append([]string{"tasks", "list", "--json"}, args...)...)), &page))
+		var out []string
+		for _, task := range page.Data {
+			out = append(out, task.ID)
+		}
+		return out
+	}
+	require.Equal(t, []string{fail, echo}, ids("--module", "testkit"))
+	require.Equal(t, []string{echo}, ids("--module", "testkit", "--function", "echo"))
+	require.Equal(t, []string{fail}, ids("--module", "testkit", "--status", "failed"))
+	require.Equal(t, []string{flow}, ids("--function", "deploy"))
+	children := ids("--parent", flow)
+	require.Len(t, children, 2, "build and test ran before the approval timed out")
+	for _, id := range children {
+		require.NotEqual(t, flow, id)
+	}
+	require.Empty(t, ids("--module", "nosuch"))
+
+	res := d.CLI("tasks", "list", "--parent", "not-a-task-id")
+	require.Equal(t, 1, res.Code)
+	require.Contains(t, res.Stderr, "parent_task_id")
+	res = d.CLI("tasks", "list", "--module", strings.Repeat("m", 300))
+	require.Equal(t, 1, res.Code)
+	require.Contains(t, res.Stderr, "module")
+}

@@ -41,7 +41,7 @@ func newTasksCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "tasks", Short: "list, inspect, cancel, signal and watch tasks"}
 	addClientFlags(cmd, &o)
 
-	var status, cursor string
+	var status, cursor, module, function, parent string
 	var limit int
 	list := &cobra.Command{
 		Use:   "list",
@@ -55,6 +55,11 @@ func newTasksCmd() *cobra.Command {
 			q := url.Values{}
 			if status != "" {
 				q.Set("status", status)
+			}
+			for k, v := range map[string]string{"module": module, "function": function, "parent_task_id": parent} {
+				if v != "" {
+					q.Set(k, v)
+				}
 			}
 			if cursor != "" {
 				q.Set("cursor", cursor)
@@ -95,6 +100,9 @@ func newTasksCmd() *cobra.Command {
 		},
 	}
 	list.Flags().StringVar(&status, "status", "", "only tasks in this status")
+	list.Flags().StringVar(&module, "module", "", "only tasks of this module")
+	list.Flags().StringVar(&function, "function", "", "only tasks of this function")
+	list.Flags().StringVar(&parent, "parent", "", "only the activities this workflow task scheduled")
 	list.Flags().StringVar(&cursor, "cursor", "", "continue a listing from this cursor")
 	list.Flags().IntVar(&limit, "limit", 0, "at most this many tasks")
 

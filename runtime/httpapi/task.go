@@ -252,9 +252,10 @@ func (s *Server) handleTaskCreate(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleTaskList lists the caller's tasks (every task for admin), newest
-// first: GET /v1/tasks?status=&cursor=&limit=&include=payloads. Without
-// include=payloads the tasks carry no payloads (and none is read); a page
-// ends early, with a cursor, once it passes Config.MaxPageBytes.
+// first: GET /v1/tasks?status=&module=&function=&parent_task_id=&cursor=
+// &limit=&include=payloads. Without include=payloads the tasks carry no
+// payloads (and none is read); a page ends early, with a cursor, once it
+// passes Config.MaxPageBytes.
 func (s *Server) handleTaskList(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	limit, err := pageSize(q.Get("limit"))
@@ -272,6 +273,7 @@ func (s *Server) handleTaskList(w http.ResponseWriter, r *http.Request) {
 		}
 		tasks, next, err := s.engine.TaskList(r.Context(), principal(r), &runtime.TaskListParams{
 			Status: q.Get("status"), Cursor: cursor, Limit: batch, Payloads: payloads,
+			Module: q.Get("module"), Function: q.Get("function"), ParentTaskID: q.Get("parent_task_id"),
 		})
 		if err != nil {
 			s.writeError(w, r, err)

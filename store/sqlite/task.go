@@ -209,6 +209,10 @@ func (db *DB) TaskList(ctx context.Context, p *store.TaskListParams) ([]*store.T
 		where = append(where, "module = ?")
 		args = append(args, p.Module)
 	}
+	if p.Function != "" {
+		where = append(where, "function = ?")
+		args = append(args, p.Function)
+	}
 	if len(p.Statuses) > 0 {
 		marks := make([]string, len(p.Statuses))
 		for i, s := range p.Statuses {

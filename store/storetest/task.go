@@ -159,6 +159,14 @@ func testTask(t *testing.T, newStore func(testing.TB) store.Store) {
 		require.NoError(t, err)
 		require.Equal(t, []string{b[1].ID, b[0].ID}, ids(older))
 
+		other := MustInsertTask(t, s, &store.TaskInsertParams{OwnerClientID: "cli_b", Module: "mb", Function: "other"})
+		byFunction, err := s.TaskList(ctx, &store.TaskListParams{Module: "mb", Function: "other"})
+		require.NoError(t, err)
+		require.Equal(t, []string{other.ID}, ids(byFunction))
+		byFunction, err = s.TaskList(ctx, &store.TaskListParams{Function: "echo", OwnerClientID: "cli_b"})
+		require.NoError(t, err)
+		require.Equal(t, ids(b), ids(byFunction))
+
 		st, err := s.TaskList(ctx, &store.TaskListParams{Statuses: []store.Status{store.StatusLoading, store.StatusCancelled}})
 		require.NoError(t, err)
 		require.Equal(t, []string{a[1].ID, a[2].ID}, ids(st))
@@ -169,7 +177,7 @@ func testTask(t *testing.T, newStore func(testing.TB) store.Store) {
 		counts, err := s.TaskCount(ctx)
 		require.NoError(t, err)
 		require.Equal(t, map[store.Status]int{
-			store.StatusQueued: 6, store.StatusLoading: 1, store.StatusRunning: 0, store.StatusCancelling: 0,
+			store.StatusQueued: 7, store.StatusLoading: 1, store.StatusRunning: 0, store.StatusCancelling: 0,
 			store.StatusCompleted: 0, store.StatusFailed: 0, store.StatusCancelled: 1,
 		}, counts)
 	})

@@ -116,6 +116,8 @@ CREATE INDEX modules_digest ON modules (digest);
 
 CREATE INDEX tasks_finished ON tasks (finished_at) WHERE finished_at IS NOT NULL;
 
+CREATE INDEX tasks_function ON tasks (module, function, id);
+
 CREATE INDEX tasks_owner ON tasks (owner_client_id, id);
 
 CREATE INDEX tasks_parent ON tasks (parent_task_id, id) WHERE parent_task_id IS NOT NULL;
