@@ -86,6 +86,15 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	if err := os.MkdirAll(cfg.dataDir, 0o700); err != nil {
 		return fmt.Errorf("create data directory: %w", err)
 	}
+	// One daemon per data directory, locked before anything is read,
+	// recovered or written; a full file fails its write instead of killing
+	// the daemon.
+	signal.Ignore(syscall.SIGXFSZ)
+	lock, err := lockDataDir(cfg.dataDir)
+	if err != nil {
+		return err
+	}
+	defer lock.release()
 
 	reg := prometheus.NewRegistry()
 	metrics, err := runtime.NewMetrics(reg)
@@ -167,6 +176,9 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	addr := ln.Addr().String()
 	if err := os.WriteFile(filepath.Join(cfg.dataDir, addrFile), []byte(addr+"\n"), 0o600); err != nil {
 		logger.Warn("write address file", "error", err)
+	}
+	if err := lock.setAddr(addr); err != nil {
+		logger.Warn("write lock file", "error", err)
 	}
 	logger.Info("serving", "addr", addr, "data", cfg.dataDir)
 	fmt.Fprintf(stdout, "weft listening on http://%s\n", addr)
