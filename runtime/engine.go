@@ -43,7 +43,6 @@ type Engine struct {
 	modules  moduleCache
 	loads    loadCache
 	pairing  *rateLimiter
-	loggers  sync.Map // module name → hclog.Logger
 	svc      atomic.Pointer[store.ServiceConfig]
 }
 

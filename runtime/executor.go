@@ -78,7 +78,8 @@ type Call struct {
 	// the executor's default.
 	MemoryLimit int64
 	// Log forwards a guest log line at level ("trace", "debug", "info",
-	// "warn" or "error") to the task's logger.
+	// "warn" or "error") to the task's event log. Writing the line to the
+	// daemon's own log, within bounds, is the Executor's part.
 	Log func(level, msg string)
 	// SaveCheckpoint durably stores frame as the task's checkpoint before it
 	// returns. It fails with CodeConflict when the task is no longer

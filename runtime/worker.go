@@ -361,14 +361,14 @@ func (w *worker) wasm(ctx context.Context) ([]byte, error) {
 	return w.e.moduleBytes(ctx, w.task.ModuleDigest)
 }
 
-// pluginLog writes a guest log line to the module's named logger at the
-// guest's level (house style rule 11) and returns the level's name.
-func (w *worker) pluginLog(level, msg string) string {
+// pluginLog returns the name of a guest log line's level, info for an
+// unknown one. The executor writes the line to the daemon's log, within
+// its budgets; the engine records it in the task's log.
+func (w *worker) pluginLog(level, _ string) string {
 	lvl := hclog.LevelFromString(level)
 	if lvl == hclog.NoLevel {
 		lvl = hclog.Info
 	}
-	w.e.pluginLogger(w.task.Module).Log(lvl, msg, "task_id", w.task.ID)
 	return lvl.String()
 }
 
@@ -395,15 +395,6 @@ func (w *worker) saveCheckpoint(ctx context.Context, frame []byte) error {
 		return internal("save checkpoint", err)
 	}
 	return nil
-}
-
-// pluginLogger returns the logger of a module, named after it.
-func (e *Engine) pluginLogger(module string) hclog.Logger {
-	if l, ok := e.loggers.Load(module); ok {
-		return l.(hclog.Logger)
-	}
-	l, _ := e.loggers.LoadOrStore(module, e.cfg.Logger.Named("plugin").Named(module))
-	return l.(hclog.Logger)
 }
 
 // resume hands the running tasks kept by start-up recovery (policy resume)

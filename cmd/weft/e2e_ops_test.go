@@ -7,9 +7,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -106,4 +109,87 @@ func TestE2EDataDirLock(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(data, &lock))
 	require.Equal(t, d.cmd.Process.Pid, lock.PID, "the restarted daemon holds the lock")
+}
+
+// logFloodWasm is the hand-assembled log flood guest of the host's tests:
+// its _initialize and its activity "flood" each log 5,000 lines of 8 KiB.
+var logFloodWasm = filepath.Join("..", "..", "host", "testdata", "logflood.wasm")
+
+// floodDropRe matches a drop report of the daemon's log.
+var floodDropRe = regexp.MustCompile(`plugin log lines dropped:.* dropped_lines=(\d+) dropped_bytes=(\d+)`)
+
+// floodCount counts, in a daemon log, the flood lines that logger name
+// wrote and the lines its drop reports counted.
+func floodCount(log, name string) (written, dropped int) {
+	for line := range strings.SplitSeq(log, "\n") {
+		if !strings.Contains(line, " "+name+": ") {
+			continue
+		}
+		if m := floodDropRe.FindStringSubmatch(line); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			dropped += n
+		} else if strings.Contains(line, "xxxx") {
+			written++
+		}
+	}
+	return written, dropped
+}
+
+// TestE2EPluginLogFlood deploys a module whose _initialize logs 40 MiB in
+// a tight loop and runs its activity that logs 40 MiB more. The daemon's
+// log grows by less than 1 MiB and says how many lines it dropped (every
+// line is written or counted); the deploy succeeds, the task completes,
+// and its event log holds the first 1,000 lines and the count of the
+// others.
+func TestE2EPluginLogFlood(t *testing.T) {
+	d := MustRunMain(t)
+	logPath := filepath.Join(d.logDir, fmt.Sprintf("daemon-%d.log", d.starts))
+	readLog := func() string {
+		data, err := os.ReadFile(logPath)
+		require.NoError(t, err)
+		return string(data)
+	}
+	before := readLog()
+
+	wasm, err := os.ReadFile(logFloodWasm)
+	require.NoError(t, err)
+	var mod struct {
+		Digest string `json:"digest"`
+	}
+	require.Equal(t, http.StatusCreated, d.MustDo(http.MethodPut, "/v1/modules/logflood", wasm, &mod))
+	req := taskRequest(t, "flood", `null`, "")
+	req["module"] = "logflood"
+	var task e2eTask
+	require.Equal(t, http.StatusAccepted, d.MustDo(http.MethodPost, "/v1/tasks", req, &task))
+	d.MustWaitStatus(task.ID, 60*time.Second, "completed")
+
+	logs, dropped := 0, 0
+	for _, ev := range d.MustEvents(task.ID) {
+		if ev.Type != "task.log" {
+			continue
+		}
+		var p struct {
+			Message string `json:"message"`
+			Dropped int    `json:"dropped"`
+		}
+		require.NoError(t, json.Unmarshal(ev.Data, &p))
+		if p.Dropped > 0 {
+			dropped += p.Dropped
+		} else {
+			logs++
+		}
+	}
+	require.Equal(t, 1000, logs, "task.log events")
+	require.Equal(t, 4000, dropped, "lines counted as dropped in the task's log")
+
+	grown := strings.TrimPrefix(readLog(), before)
+	require.Less(t, len(grown), 1<<20, "the daemon's log grew by %d bytes", len(grown))
+	written, counted := floodCount(grown, "weft.host.logflood")
+	require.Equal(t, 5000, written+counted, "the call's lines: %d written, %d counted as dropped", written, counted)
+	require.Positive(t, counted)
+	initLogger := "weft.host." + strings.TrimPrefix(mod.Digest, "sha256:")[:12]
+	written, counted = floodCount(grown, initLogger)
+	require.Positive(t, counted, "_initialize's lines counted as dropped")
+	require.Zero(t, (written+counted)%5000, "_initialize's lines: %d written, %d counted as dropped", written, counted)
+	require.Contains(t, grown, "task_id="+task.ID)
 }

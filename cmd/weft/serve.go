@@ -41,6 +41,9 @@ type serveConfig struct {
 	workers     int
 	synchronous string
 	retention   time.Duration
+	// Bounds of the daemon's log and of store errors
+	// (docs/operations.md, "Data directory, logs and store errors").
+	pluginLogs host.LogLimits
 }
 
 func newServeCmd() *cobra.Command {
@@ -72,6 +75,12 @@ func newServeCmd() *cobra.Command {
 	f.IntVar(&cfg.workers, "workers", 0, "tasks run at once (default 128)")
 	f.StringVar(&cfg.synchronous, "synchronous", "FULL", "SQLite synchronous setting: FULL (every commit survives power loss) or NORMAL")
 	f.DurationVar(&cfg.retention, "retention", 0, "how long finished tasks are kept (default: the stored setting, 7 days)")
+	f.Float64Var(&cfg.pluginLogs.Rate, "plugin-log-rate", host.DefaultLogRate, "plugin log lines per second each module may write to the daemon's log")
+	f.IntVar(&cfg.pluginLogs.Burst, "plugin-log-burst", host.DefaultLogBurst, "plugin log lines each module may write at once, above --plugin-log-rate")
+	f.Float64Var(&cfg.pluginLogs.ByteRate, "plugin-log-bytes", host.DefaultLogByteRate, "plugin log bytes per second each module may write to the daemon's log")
+	f.IntVar(&cfg.pluginLogs.ByteBurst, "plugin-log-burst-bytes", host.DefaultLogByteBurst, "plugin log bytes each module may write at once, above --plugin-log-bytes")
+	f.IntVar(&cfg.pluginLogs.CallLines, "plugin-log-call-lines", host.DefaultLogCallLines, "most plugin log lines one call (or one _initialize) writes to the daemon's log")
+	f.IntVar(&cfg.pluginLogs.MaxLine, "plugin-log-max-line", host.DefaultLogMaxLine, "longest plugin log line in the daemon's log, in bytes; longer ones are cut")
 	return cmd
 }
 
@@ -127,7 +136,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	if err != nil {
 		return fmt.Errorf("module files: %w", err)
 	}
-	h, err := host.New(host.Config{CacheDir: filepath.Join(cfg.dataDir, cacheDir), Logger: logger.Named("host")})
+	h, err := host.New(host.Config{CacheDir: filepath.Join(cfg.dataDir, cacheDir), Logger: logger.Named("host"), Logs: cfg.pluginLogs})
 	if err != nil {
 		return fmt.Errorf("plugin host: %w", err)
 	}
