@@ -64,6 +64,9 @@ type Config struct {
 	// per minute across all callers, with a burst of the same size. Defaults
 	// to 10.
 	PairingRate int
+	// StoreRetry bounds the task writes kept in memory, and written again,
+	// when the store refuses them; see StoreRetry for the defaults.
+	StoreRetry StoreRetry
 
 	// Now is the clock of expiries (pairing codes, idempotency keys,
 	// retention) and retry schedules. Defaults to time.Now.
@@ -126,6 +129,10 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	var err error
+	if c.StoreRetry, err = c.StoreRetry.withDefaults(); err != nil {
+		return c, err
 	}
 	return c, nil
 }

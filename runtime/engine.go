@@ -43,6 +43,7 @@ type Engine struct {
 	modules  moduleCache
 	loads    loadCache
 	pairing  *rateLimiter
+	healer   *healer // task writes the store refused, written again
 	svc      atomic.Pointer[store.ServiceConfig]
 }
 
@@ -79,6 +80,7 @@ func New(cfg Config) (*Engine, error) {
 	e.modules.m = make(map[string]*store.Module)
 	e.loads.m = make(map[string]*loadEntry)
 	e.sched = newScheduler(e)
+	e.healer = newHealer(e)
 	if e.metrics != nil {
 		e.metrics.attach(e.store)
 	}
@@ -106,9 +108,10 @@ func (e *Engine) Open(ctx context.Context) error {
 		e.wg.Add(1)
 		go e.worker()
 	}
-	e.wg.Add(2)
+	e.wg.Add(3)
 	go e.sched.run(e.runCtx)
 	go e.retentionLoop(e.runCtx)
+	go e.healer.run(e.runCtx)
 	if len(resumed) > 0 {
 		e.wg.Add(1)
 		go e.resume(e.runCtx, resumed)

@@ -64,6 +64,7 @@ func (e *Engine) claim(ctx context.Context, n int) ([]workItem, error) {
 		e.metrics.observeWrite("workflow_claim", time.Since(start))
 		if err != nil {
 			e.wf.markDue()
+			e.healer.claimed(err)
 			return nil, err
 		}
 		for _, t := range res.Tasks {
@@ -82,6 +83,7 @@ func (e *Engine) claim(ctx context.Context, n int) ([]workItem, error) {
 	start := time.Now()
 	tasks, err := e.store.TaskClaim(ctx, &store.TaskClaimParams{Limit: n - len(items), Now: now})
 	e.metrics.observeWrite("task_claim", time.Since(start))
+	e.healer.claimed(err)
 	if err != nil {
 		if len(items) > 0 {
 			e.log.Error("claim tasks", "error", err)

@@ -175,10 +175,14 @@ func (w *worker) start(ctx context.Context, it workItem) (*store.Task, bool) {
 		ID: id, From: []store.Status{store.StatusLoading}, To: store.StatusRunning,
 	})
 	if err != nil {
-		if !errors.Is(err, store.ErrConflict) {
-			e.log.Error("start task", "task_id", id, "error", err)
+		if !benign(err) {
+			// The store refused the start: the task goes back to the
+			// queue once it takes writes again.
+			e.healer.add(transitionItem(it.task, &store.TaskTransitionParams{
+				ID: id, From: []store.Status{store.StatusLoading}, To: store.StatusQueued, Reason: "store_error",
+			}), err)
 		}
-		return nil, false // cancelled while loading, or left for recovery
+		return nil, false // cancelled while loading, or written again later
 	}
 	return t, true
 }
@@ -277,16 +281,16 @@ func (w *worker) retry(ctx context.Context, t *store.Task, te *store.TaskError, 
 		w.e.log.Error("attempt failed event", "task_id", t.ID, "error", err)
 		payload = []byte("{}")
 	}
-	_, err = w.transition(ctx, &store.TaskTransitionParams{
+	p := &store.TaskTransitionParams{
 		ID: t.ID, From: []store.Status{store.StatusRunning}, To: store.StatusQueued,
 		NotBefore: at, ClearCheckpoint: true, Reason: "retry",
 		Events: []store.EventDraft{{Type: EventAttemptFailed, Payload: payload}},
-	})
-	if err == nil {
+	}
+	if _, err = w.transition(ctx, p); err == nil {
 		w.e.sched.wakeAt(at)
 		return
 	}
-	w.lost(ctx, t.ID, err)
+	w.lost(ctx, t.ID, err, transitionItem(w.task, p))
 }
 
 // attemptFailed is the payload of EventAttemptFailed.
@@ -310,33 +314,35 @@ func (w *worker) finish(ctx context.Context, p *store.TaskTransitionParams) {
 	}
 	t, err := w.transition(ctx, p)
 	if err != nil {
-		w.lost(ctx, p.ID, err)
+		w.lost(ctx, p.ID, err, transitionItem(w.task, p))
 		return
 	}
 	w.e.taskFinished(t)
 }
 
-// lost handles a transition that did not happen: after a lost race with a
-// cancel, the worker completes the cancel; other errors leave the task to
-// start-up recovery.
-func (w *worker) lost(ctx context.Context, id string, err error) {
-	if !errors.Is(err, store.ErrConflict) {
+// lost handles a write that did not happen: after a lost race with a
+// cancel, the worker completes the cancel; a write the store refused is
+// kept, as redo, to be written again (StoreRetry).
+func (w *worker) lost(ctx context.Context, id string, err error, redo *healItem) {
+	switch {
+	case errors.Is(err, store.ErrConflict):
+		w.cancelled(ctx, id)
+	case benign(err):
 		w.e.log.Error("task transition", "task_id", id, "error", err)
-		return
+	default:
+		w.e.healer.add(redo, err)
 	}
-	w.cancelled(ctx, id)
 }
 
 // cancelled ends a cancelling task as cancelled. A task in any other
 // status is left alone: a queued or loading task was cancelled at once, a
 // finished one stays finished.
 func (w *worker) cancelled(ctx context.Context, id string) {
-	t, err := w.transition(ctx, &store.TaskTransitionParams{
-		ID: id, From: []store.Status{store.StatusCancelling}, To: store.StatusCancelled,
-	})
+	p := &store.TaskTransitionParams{ID: id, From: []store.Status{store.StatusCancelling}, To: store.StatusCancelled}
+	t, err := w.transition(ctx, p)
 	if err != nil {
-		if !errors.Is(err, store.ErrConflict) {
-			w.e.log.Error("cancel task", "task_id", id, "error", err)
+		if !benign(err) {
+			w.e.healer.add(transitionItem(w.task, p), err)
 		}
 		return
 	}

@@ -164,7 +164,7 @@ func (w *worker) workflowCompleted(ctx context.Context, t *store.Task, r *replay
 		if next := w.unfold(ctx, f); next != nil {
 			return next, true
 		}
-		w.lost(ctx, t.ID, err)
+		w.lost(ctx, t.ID, err, rerunItem(t.ID))
 		return nil, false
 	}
 	if len(r.children) > 0 {
@@ -188,12 +188,12 @@ func (w *worker) workflowWait(ctx, callCtx context.Context, t *store.Task, j *jo
 		if next := w.unfold(ctx, f); next != nil {
 			return next, true
 		}
-		w.lost(ctx, t.ID, err)
+		w.lost(ctx, t.ID, err, rerunItem(t.ID))
 		return nil, false
 	case errors.Is(err, store.ErrConflict) && res != nil && res.Task.Status == store.StatusRunning:
 		return res.Task, true // an event arrived during the run: run over it
 	case err != nil:
-		w.lost(ctx, t.ID, err)
+		w.lost(ctx, t.ID, err, rerunItem(t.ID))
 		return nil, false
 	}
 	cur := res.Task
@@ -354,8 +354,8 @@ func (e *Engine) cancelWaiting(ctx context.Context, id string) {
 		ID: id, From: []store.Status{store.StatusCancelling}, To: store.StatusCancelled,
 	})
 	if err != nil {
-		if !errors.Is(err, store.ErrConflict) {
-			e.log.Error("cancel waiting workflow", "task_id", id, "error", err)
+		if !benign(err) {
+			e.healer.add(rerunItem(id), err) // carries out the cancel
 		}
 		return
 	}

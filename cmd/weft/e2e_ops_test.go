@@ -1,4 +1,4 @@
-//go:build unix
+//go:build linux
 
 package main
 
@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // serveOnce runs a second `weft serve` on d's data directory at addr and
@@ -192,4 +193,78 @@ func TestE2EPluginLogFlood(t *testing.T) {
 	require.Positive(t, counted, "_initialize's lines counted as dropped")
 	require.Zero(t, (written+counted)%5000, "_initialize's lines: %d written, %d counted as dropped", written, counted)
 	require.Contains(t, grown, "task_id="+task.ID)
+}
+
+// readyz returns the status code and body of GET /readyz.
+func readyz(t *testing.T, d *Daemon) (int, string) {
+	t.Helper()
+	resp, err := http.Get(d.URL("/readyz"))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	_, err = b.ReadFrom(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, b.String()
+}
+
+// TestE2EHealAfterFullDisk fills the daemon's "disk" while a task runs:
+// RLIMIT_FSIZE 0 on the daemon's process makes every file write fail
+// with EFBIG, so the task's completion commit fails. The daemon survives,
+// answers /readyz with 503 while the store refuses writes, and once the
+// limit is lifted the task ends completed within seconds, without a
+// restart, its log gapless with one terminal event.
+func TestE2EHealAfterFullDisk(t *testing.T) {
+	d := MustRunMain(t)
+	d.MustDeployTestkit()
+	task := d.MustSubmit("sleep", `{"ms":1500}`, "")
+	d.MustWaitStatus(task.ID, 30*time.Second, "running")
+	code, _ := readyz(t, d)
+	require.Equal(t, http.StatusOK, code)
+
+	pid := d.cmd.Process.Pid
+	var old unix.Rlimit
+	require.NoError(t, unix.Prlimit(pid, unix.RLIMIT_FSIZE, nil, &old))
+	require.NoError(t, unix.Prlimit(pid, unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: 0, Max: old.Max}, nil))
+	lifted := false
+	lift := func() {
+		if !lifted {
+			lifted = true
+			_ = unix.Prlimit(pid, unix.RLIMIT_FSIZE, &old, nil)
+		}
+	}
+	defer lift()
+
+	// The sleep ends and its completion cannot be written.
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		code, body := readyz(t, d)
+		if code == http.StatusServiceUnavailable {
+			require.Contains(t, body, "the store refuses writes")
+			break
+		}
+		require.Equal(t, http.StatusOK, code, body)
+		require.True(t, time.Now().Before(deadline), "/readyz still 200 while the disk is full")
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.Equal(t, "running", d.MustTask(task.ID).Status, "nothing is written while the disk is full")
+
+	lift()
+	done := d.MustWaitStatus(task.ID, 15*time.Second, "completed")
+	require.Equal(t, 1, done.Attempt)
+	require.Eventually(t, func() bool {
+		code, _ := readyz(t, d)
+		return code == http.StatusOK
+	}, 15*time.Second, 20*time.Millisecond, "/readyz once writes succeed again")
+	require.True(t, d.running(), "the same daemon, no restart")
+
+	evs := d.MustEvents(task.ID)
+	terminal := 0
+	for i, ev := range evs {
+		require.Equal(t, int64(i), ev.SequenceNumber, "gapless log")
+		if ev.Type == "response.completed" || ev.Type == "response.failed" || ev.Type == "response.cancelled" {
+			terminal++
+		}
+	}
+	require.Equal(t, 1, terminal)
+	require.Equal(t, "response.completed", evs[len(evs)-1].Type)
 }

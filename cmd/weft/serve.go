@@ -44,6 +44,7 @@ type serveConfig struct {
 	// Bounds of the daemon's log and of store errors
 	// (docs/operations.md, "Data directory, logs and store errors").
 	pluginLogs host.LogLimits
+	storeRetry runtime.StoreRetry
 }
 
 func newServeCmd() *cobra.Command {
@@ -81,6 +82,8 @@ func newServeCmd() *cobra.Command {
 	f.IntVar(&cfg.pluginLogs.ByteBurst, "plugin-log-burst-bytes", host.DefaultLogByteBurst, "plugin log bytes each module may write at once, above --plugin-log-bytes")
 	f.IntVar(&cfg.pluginLogs.CallLines, "plugin-log-call-lines", host.DefaultLogCallLines, "most plugin log lines one call (or one _initialize) writes to the daemon's log")
 	f.IntVar(&cfg.pluginLogs.MaxLine, "plugin-log-max-line", host.DefaultLogMaxLine, "longest plugin log line in the daemon's log, in bytes; longer ones are cut")
+	f.IntVar(&cfg.storeRetry.MaxTasks, "store-retry-tasks", runtime.DefaultStoreRetryTasks, "most task writes kept in memory, and written again, while the store refuses writes")
+	f.Int64Var(&cfg.storeRetry.MaxBytes, "store-retry-bytes", runtime.DefaultStoreRetryBytes, "most bytes of outputs, errors and events those writes hold")
 	return cmd
 }
 
@@ -150,6 +153,8 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		Metrics:   metrics,
 		Workers:   cfg.workers,
 		Retention: cfg.retention,
+
+		StoreRetry: cfg.storeRetry,
 	})
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
