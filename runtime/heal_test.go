@@ -144,3 +144,66 @@ func TestHealStartRefused(t *testing.T) {
 	require.Equal(t, 2, done.Attempt, "the refused start counts as an attempt")
 	require.NoError(t, e.StoreError())
 }
+
+// TestHealWorkflow ends a workflow's second activity while the disk is
+// full: the activity's end and the workflow's next run cannot be
+// committed. Once writes succeed again, without a restart, the activity's
+// end is written, the workflow runs again from its journal and completes
+// with every activity's output, each activity's end once in its journal.
+func TestHealWorkflow(t *testing.T) {
+	gate := make(chan struct{})
+	entered := make(chan struct{}, 1)
+	g := &guest{
+		activities: map[string]guestActivity{
+			"gated": func(ctx context.Context, in codec.Value) (codec.Value, error) {
+				if n, _ := in.AsLong(); n == 1 {
+					entered <- struct{}{}
+					select {
+					case <-gate:
+					case <-ctx.Done():
+						return codec.Null(), ctx.Err()
+					}
+				}
+				return in, nil
+			},
+		},
+		workflows: map[string]guestWorkflow{
+			"seq": func(g *wf, in codec.Value) (codec.Value, error) {
+				n, _ := in.AsLong()
+				var out []codec.Value
+				for i := range n {
+					out = append(out, g.must(g.activity("gated", codec.Long(i))))
+				}
+				return codec.List(out...), nil
+			},
+		},
+	}
+	e, _ := wfSetup(t, g, func(c *Config) {
+		c.StoreRetry = StoreRetry{MinBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond}
+	})
+	task := start(t, e, "seq", codec.Long(3), store.OnRestartResume)
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second activity never started")
+	}
+	withFullDisk(t, func() {
+		close(gate)
+		require.Eventually(t, func() bool { return e.StoreError() != nil }, 10*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool {
+			e.healer.mu.Lock()
+			defer e.healer.mu.Unlock()
+			return len(e.healer.items) > 0 && e.healer.items[0].tries >= 2
+		}, 10*time.Second, time.Millisecond)
+	})
+	done := mustFinish(t, e, task.ID)
+	requireValue(t, codec.List(codec.Long(0), codec.Long(1), codec.Long(2)), output(t, done))
+	require.Equal(t, []string{
+		EventActivityScheduled, EventActivityCompleted,
+		EventActivityScheduled, EventActivityCompleted,
+		EventActivityScheduled, EventActivityCompleted,
+	}, journalTypes(t, e, task.ID))
+	evs := allEvents(t, e, task.ID)
+	requireGapless(t, evs, 0)
+	require.Eventually(t, func() bool { return e.StoreError() == nil }, 10*time.Second, time.Millisecond)
+}
