@@ -121,7 +121,7 @@ func rerunItem(id string) *healItem { return &healItem{id: id, size: 256} }
 // recovery.
 func (h *healer) add(it *healItem, err error) {
 	e := h.e
-	if e.runCtx.Err() != nil {
+	if e.runCtx == nil || e.runCtx.Err() != nil {
 		e.log.Warn("store refused a task's write during shutdown; start-up recovery will handle the task", "task_id", it.id, "error", err)
 		return
 	}
@@ -251,6 +251,9 @@ func (h *healer) run(ctx context.Context) {
 			h.lastErr = err
 			h.mu.Unlock()
 			backoff = min(max(2*backoff, cfg.MinBackoff), cfg.MaxBackoff)
+			if it.tries&(it.tries-1) == 0 { // tries 1, 2, 4, 8, …: a bounded log
+				e.log.Warn("store still refuses a task's write", "task_id", it.id, "tries", it.tries, "error", err)
+			}
 		}
 	}
 }
