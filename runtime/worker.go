@@ -367,10 +367,10 @@ func (w *worker) wasm(ctx context.Context) ([]byte, error) {
 	return w.e.moduleBytes(ctx, w.task.ModuleDigest)
 }
 
-// pluginLog returns the name of a guest log line's level, info for an
+// levelName returns the name of a guest log line's level, info for an
 // unknown one. The executor writes the line to the daemon's log, within
 // its budgets; the engine records it in the task's log.
-func (w *worker) pluginLog(level, _ string) string {
+func levelName(level string) string {
 	lvl := hclog.LevelFromString(level)
 	if lvl == hclog.NoLevel {
 		lvl = hclog.Info
@@ -381,7 +381,7 @@ func (w *worker) pluginLog(level, _ string) string {
 // logLine implements Call.Log for activities: the line goes to the plugin's
 // logger and, in batches, to the task's event log.
 func (w *worker) logLine(level, msg string) {
-	if w.logs.add(w.pluginLog(level, msg), msg, w.e.now()) {
+	if w.logs.add(levelName(level), msg, w.e.now()) {
 		w.logs.flush(context.Background(), w.e.store, w.task.ID, false)
 	}
 }

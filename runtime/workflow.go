@@ -102,7 +102,7 @@ func (w *worker) workflowLog(r *replay, level, msg string) {
 	if r.lines <= r.j.logged {
 		return
 	}
-	w.logs.add(w.pluginLog(level, msg), msg, w.e.now())
+	w.logs.add(levelName(level), msg, w.e.now())
 }
 
 // workflowLogEvents takes the log events of the run that ended.
