@@ -83,6 +83,7 @@ func New(cfg Config) (*Engine, error) {
 	e.healer = newHealer(e)
 	if e.metrics != nil {
 		e.metrics.attach(e.store)
+		e.metrics.healer.Store(e.healer)
 	}
 	return e, nil
 }

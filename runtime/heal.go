@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/weft-run/weft/store"
 )
 
@@ -346,3 +348,30 @@ func (e *Engine) rerunWorkflow(ctx context.Context, id string) error {
 // refused task writes that now wait to be written again, or refused the
 // last claim. It returns nil when the store takes writes.
 func (e *Engine) StoreError() error { return e.healer.storeError() }
+
+var (
+	retryWaitingDesc = prometheus.NewDesc("weft_store_retry_tasks",
+		"Task writes the store refused that wait in memory to be written again.", nil, nil)
+	retryLeftDesc = prometheus.NewDesc("weft_store_retry_left_total",
+		"Task writes the store refused that did not fit the retry queue and were left to start-up recovery.", nil, nil)
+)
+
+// healCollector reports the healer's queue at scrape time.
+type healCollector struct{ m *Metrics }
+
+func (c healCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- retryWaitingDesc
+	ch <- retryLeftDesc
+}
+
+func (c healCollector) Collect(ch chan<- prometheus.Metric) {
+	h := c.m.healer.Load()
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	waiting, left := len(h.items), h.left
+	h.mu.Unlock()
+	ch <- prometheus.MustNewConstMetric(retryWaitingDesc, prometheus.GaugeValue, float64(waiting))
+	ch <- prometheus.MustNewConstMetric(retryLeftDesc, prometheus.CounterValue, float64(left))
+}

@@ -198,7 +198,13 @@ func TestE2EPluginLogFlood(t *testing.T) {
 // readyz returns the status code and body of GET /readyz.
 func readyz(t *testing.T, d *Daemon) (int, string) {
 	t.Helper()
-	resp, err := http.Get(d.URL("/readyz"))
+	return getText(t, d, "/readyz")
+}
+
+// getText returns the status code and body of GET path, without a token.
+func getText(t *testing.T, d *Daemon, path string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(d.URL(path))
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	var b bytes.Buffer
@@ -247,6 +253,8 @@ func TestE2EHealAfterFullDisk(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	require.Equal(t, "running", d.MustTask(task.ID).Status, "nothing is written while the disk is full")
+	_, metrics := getText(t, d, "/metrics")
+	require.Contains(t, metrics, "\nweft_store_retry_tasks 1\n")
 
 	lift()
 	done := d.MustWaitStatus(task.ID, 15*time.Second, "completed")
@@ -256,6 +264,9 @@ func TestE2EHealAfterFullDisk(t *testing.T) {
 		return code == http.StatusOK
 	}, 15*time.Second, 20*time.Millisecond, "/readyz once writes succeed again")
 	require.True(t, d.running(), "the same daemon, no restart")
+	_, metrics = getText(t, d, "/metrics")
+	require.Contains(t, metrics, "\nweft_store_retry_tasks 0\n")
+	require.Contains(t, metrics, "\nweft_store_retry_left_total 0\n")
 
 	evs := d.MustEvents(task.ID)
 	terminal := 0
