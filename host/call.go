@@ -49,6 +49,10 @@ type CallRequest struct {
 	// the plugin's logger, such as the id of the task it runs for.
 	// Defaults to none.
 	LogFields []any
+	// LogSkip is how many of the call's first lines go to Log only, not to
+	// the plugin's logger: lines the logger already has, such as those a
+	// workflow's replay repeats. Defaults to 0.
+	LogSkip int
 	// Checkpoint durably stores an activity's checkpoint frame before it
 	// returns; an error fails the call with hook_failed. Defaults to
 	// keeping checkpoints in the call only.
@@ -217,6 +221,7 @@ type callState struct {
 	suspended  bool
 	abort      *Error
 	stderr     string // the first line the guest wrote to stderr
+	lines      int    // log lines of the call so far
 }
 
 // run runs one call in inst.

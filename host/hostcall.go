@@ -157,6 +157,9 @@ func (inst *instance) emit(level abi.LogLevel, source, msg string) {
 		if cs.req.Log != nil {
 			cs.req.Log(LogEntry{Level: level, Source: source, Message: msg})
 		}
+		if cs.lines++; cs.lines <= cs.req.LogSkip {
+			return // the logger has it from an earlier call
+		}
 	}
 	hl := hclogLevel(level)
 	if hl < logger.GetLevel() {

@@ -138,7 +138,8 @@ func floodAccount(tb testing.TB, log, name string, maxLine int) (written, droppe
 // and its call each log 5,000 lines of 8 KiB (40 MiB). The daemon's log
 // gets a bounded share of them, each cut to MaxLine, and drop reports
 // that account for every other line; the call's Log hook still gets every
-// line whole, and the call returns normally.
+// line whole, and the call returns normally. Lines a call skips (LogSkip)
+// reach the hook only.
 func TestLogFloodBudget(t *testing.T) {
 	var out syncBuffer
 	logger := hclog.New(&hclog.LoggerOptions{Name: "weft", Output: &out, Level: hclog.Info})
@@ -169,4 +170,17 @@ func TestLogFloodBudget(t *testing.T) {
 	require.Positive(t, dropped)
 	require.Less(t, len(callLog), 1<<20, "daemon log of the call")
 	require.Contains(t, callLog, "function=flood task_id=t1")
+
+	// A call whose first 4,900 lines the logger already has (a replay)
+	// writes or counts only the other 100.
+	before := out.String()
+	hooked = 0
+	_, err = h.Call(context.Background(), &host.CallRequest{
+		Digest: info.Digest, Plugin: "replayed", Function: "flood", LogSkip: floodLines - 100,
+		Log: func(host.LogEntry) { hooked++ },
+	})
+	require.NoError(t, err)
+	require.Equal(t, floodLines, hooked)
+	written, dropped = floodAccount(t, strings.TrimPrefix(out.String(), before), "weft.replayed", host.DefaultLogMaxLine)
+	require.Equal(t, 100, written+dropped)
 }

@@ -40,8 +40,9 @@ func (w *worker) runWorkflow(ctx, callCtx context.Context, t *store.Task, deadli
 		w.logs.reset()
 		w.call.Workflow = r
 		w.call.Log = func(level, msg string) { w.workflowLog(r, level, msg) }
+		w.call.LogReplayed = j.logged
 		res, err := w.invoke(callCtx, t, timeout)
-		w.call.Workflow = nil
+		w.call.Workflow, w.call.LogReplayed = nil, 0
 		logs := w.workflowLogEvents()
 		if cause := context.Cause(callCtx); errors.Is(cause, errShutdown) || errors.Is(cause, errCancelRequested) {
 			w.appendLogs(ctx, t.ID, logs)

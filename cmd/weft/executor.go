@@ -46,6 +46,7 @@ func (x executor) Call(ctx context.Context, c *runtime.Call) (*runtime.CallResul
 		LastCheckpoint: c.Checkpoint,
 		Checkpoint:     c.SaveCheckpoint,
 		LogFields:      []any{"task_id", c.TaskID},
+		LogSkip:        c.LogReplayed,
 	}
 	if c.Log != nil {
 		log := c.Log
