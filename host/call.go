@@ -45,6 +45,14 @@ type CallRequest struct {
 	// every line it writes to stdout or stderr. The same lines also go to
 	// the plugin's hclog logger. Defaults to the logger only.
 	Log func(LogEntry)
+	// LogFields are key/value pairs added to each line the call writes to
+	// the plugin's logger, such as the id of the task it runs for.
+	// Defaults to none.
+	LogFields []any
+	// LogSkip is how many of the call's first lines go to Log only, not to
+	// the plugin's logger: lines the logger already has, such as those a
+	// workflow's replay repeats. Defaults to 0.
+	LogSkip int
 	// Checkpoint durably stores an activity's checkpoint frame before it
 	// returns; an error fails the call with hook_failed. Defaults to
 	// keeping checkpoints in the call only.
@@ -213,6 +221,7 @@ type callState struct {
 	suspended  bool
 	abort      *Error
 	stderr     string // the first line the guest wrote to stderr
+	lines      int    // log lines of the call so far
 }
 
 // run runs one call in inst.
@@ -224,7 +233,8 @@ func (inst *instance) run(ctx context.Context, req *CallRequest, kind abi.Kind, 
 	} else {
 		cs.logger = inst.logger
 	}
-	defer func() { cs.active = false; cs.req = nil }()
+	inst.logs.begin(inst.h.cfg.Logs, time.Now())
+	defer func() { inst.endLogs(); cs.active = false; cs.req = nil }()
 	ctx = inst.withCall(ctx)
 
 	name := req.Function

@@ -42,6 +42,9 @@ type Config struct {
 	// checkpoints, workflow arguments, the manifest). Defaults to
 	// codec.DefaultLimits (64 levels, 16 MiB).
 	Limits codec.Limits
+	// Logs bounds what plugins write to the daemon's log (Logger); see
+	// LogLimits for the defaults.
+	Logs LogLimits
 }
 
 const (
@@ -79,6 +82,10 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Limits.MaxSize <= 0 {
 		c.Limits.MaxSize = codec.DefaultLimits.MaxSize
+	}
+	var err error
+	if c.Logs, err = c.Logs.withDefaults(); err != nil {
+		return c, err
 	}
 	return c, nil
 }

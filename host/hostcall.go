@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
@@ -143,8 +144,8 @@ func (cs *callState) setBlob(b []byte) {
 	cs.blob, cs.hasBlob = b, true
 }
 
-// emit records one log line of the instance: to the call's Log hook and to
-// the plugin's logger.
+// emit records one log line of the instance: to the call's Log hook, and
+// to the plugin's logger within the budgets of Config.Logs.
 func (inst *instance) emit(level abi.LogLevel, source, msg string) {
 	cs := &inst.cs
 	if source == SourceStderr && cs.stderr == "" {
@@ -156,10 +157,57 @@ func (inst *instance) emit(level abi.LogLevel, source, msg string) {
 		if cs.req.Log != nil {
 			cs.req.Log(LogEntry{Level: level, Source: source, Message: msg})
 		}
-		logger.Log(hclogLevel(level), msg, "function", cs.req.Function, "source", source)
+		if cs.lines++; cs.lines <= cs.req.LogSkip {
+			return // the logger has it from an earlier call
+		}
+	}
+	hl := hclogLevel(level)
+	if hl < logger.GetLevel() {
+		return // below the logger's level: nothing to write, nothing to spend
+	}
+	lim := inst.h.cfg.Logs
+	now := time.Now()
+	if inst.logs.admit(lim, inst.m.logs, now, len(msg)) {
+		msg = cutLine(msg, lim.MaxLine)
+		if cs.active {
+			logger.Log(hl, msg, inst.logArgs("source", source)...)
+		} else {
+			logger.Log(hl, msg, "source", source)
+		}
+	}
+	if inst.logs.due(lim, now, false) {
+		inst.reportDropped(now)
+	}
+}
+
+// logArgs returns the fields of a line of the call in progress: the
+// function, the request's LogFields, and kv.
+func (inst *instance) logArgs(kv ...any) []any {
+	cs := &inst.cs
+	args := make([]any, 0, 2+len(cs.req.LogFields)+len(kv))
+	args = append(args, "function", cs.req.Function)
+	args = append(args, cs.req.LogFields...)
+	return append(args, kv...)
+}
+
+// reportDropped writes the warning that counts the lines the current call
+// or initialization dropped from the daemon's log since the last one.
+func (inst *instance) reportDropped(now time.Time) {
+	lines, bytes := inst.logs.take(now)
+	const msg = "plugin log lines dropped"
+	if inst.cs.active {
+		inst.cs.logger.Warn(msg, inst.logArgs("dropped_lines", lines, "dropped_bytes", bytes)...)
 		return
 	}
-	logger.Log(hclogLevel(level), msg, "source", source)
+	inst.logger.Warn(msg, "dropped_lines", lines, "dropped_bytes", bytes)
+}
+
+// endLogs ends the log scope of a call or an initialization: what it
+// dropped and did not report yet is reported now.
+func (inst *instance) endLogs() {
+	if now := time.Now(); inst.logs.due(inst.h.cfg.Logs, now, true) {
+		inst.reportDropped(now)
+	}
 }
 
 // sanitize makes a guest's log message valid UTF-8 of at most

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/tetratelabs/wazero"
@@ -43,6 +44,9 @@ type instance struct {
 	prev, next *instance
 	stdout     lineWriter
 	stderr     lineWriter
+	// logs is the daemon-log budget of the call or initialization in
+	// progress.
+	logs logScope
 }
 
 // newInstance instantiates m with a memory limit of pages and runs its
@@ -55,6 +59,8 @@ func (h *Host) newInstance(ctx context.Context, m *module, pages uint32) (*insta
 	}
 	inst := &instance{h: h, m: m, limit: uint64(pages) * pageSize, logger: h.pluginLogger(shortDigest(m.digest))}
 	inst.cs.inst = inst
+	inst.logs.begin(h.cfg.Logs, time.Now())
+	defer inst.endLogs()
 	inst.stdout = lineWriter{inst: inst, source: SourceStdout, level: abi.LevelInfo}
 	inst.stderr = lineWriter{inst: inst, source: SourceStderr, level: abi.LevelWarn}
 	cfg := wazero.NewModuleConfig().

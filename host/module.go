@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -55,6 +56,7 @@ type module struct {
 	kinds    map[string]abi.Kind
 	minPages uint32
 	pools    sync.Map // limit in pages → *pool
+	logs     *moduleLogs
 }
 
 // Compile validates wasm as a weft plugin and compiles it, or returns the
@@ -133,7 +135,7 @@ func (h *Host) load(ctx context.Context, digest string, wasm func(context.Contex
 	if wasm == nil {
 		return nil, errorf(abi.CodeModuleNotFound, "module %s is not compiled and the request carries no way to load it", shortDigest(digest))
 	}
-	m := &module{digest: digest, ready: make(chan struct{})}
+	m := &module{digest: digest, ready: make(chan struct{}), logs: newModuleLogs(h.cfg.Logs)}
 	if v, loaded := h.modules.LoadOrStore(digest, m); loaded {
 		return v.(*module).wait(ctx)
 	}
@@ -276,7 +278,11 @@ func (h *Host) inspect(ctx context.Context, m *module) error {
 		return err
 	}
 	keep := false
+	inst.logs.begin(h.cfg.Logs, time.Now())
 	defer func() {
+		inst.stdout.flush()
+		inst.stderr.flush()
+		inst.endLogs()
 		if !keep {
 			inst.close()
 		}

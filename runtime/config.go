@@ -69,6 +69,9 @@ type Config struct {
 	// per minute across all callers, with a burst of the same size. Defaults
 	// to 10.
 	PairingRate int
+	// StoreRetry bounds the task writes kept in memory, and written again,
+	// when the store refuses them; see StoreRetry for the defaults.
+	StoreRetry StoreRetry
 
 	// ClientWorkers caps the workers one client's tasks hold at once, so
 	// that a newcomer always finds a worker free; below it, a client takes
@@ -202,6 +205,10 @@ func (c Config) withDefaults() (Config, error) {
 		c.DefaultRetry = &r
 	} else if err := checkRetry(c.DefaultRetry); err != nil {
 		return c, errors.New("runtime: Config.DefaultRetry: " + ErrorMessage(err))
+	}
+	var err error
+	if c.StoreRetry, err = c.StoreRetry.withDefaults(); err != nil {
+		return c, err
 	}
 	return c, nil
 }

@@ -46,7 +46,7 @@ type Engine struct {
 	loads    loadCache
 	pairing  *rateLimiter
 	keys     heldKeys // idempotency keys held by a request of this process
-	loggers  sync.Map // module name → hclog.Logger
+	healer   *healer  // task writes the store refused, written again
 	svc      atomic.Pointer[store.ServiceConfig]
 	// draining is set by Drain: no task starts any more.
 	draining atomic.Bool
@@ -86,8 +86,10 @@ func New(cfg Config) (*Engine, error) {
 	e.loads.m = make(map[string]*loadEntry)
 	e.sched = newScheduler(e)
 	e.adm = newAdmission(cfg, e.sched.notify)
+	e.healer = newHealer(e)
 	if e.metrics != nil {
 		e.metrics.attach(e.store)
+		e.metrics.healer.Store(e.healer)
 	}
 	return e, nil
 }
@@ -113,9 +115,10 @@ func (e *Engine) Open(ctx context.Context) error {
 		e.wg.Add(1)
 		go e.worker()
 	}
-	e.wg.Add(2)
+	e.wg.Add(3)
 	go e.sched.run(e.runCtx)
 	go e.retentionLoop(e.runCtx)
+	go e.healer.run(e.runCtx)
 	if len(resumed) > 0 {
 		e.wg.Add(1)
 		go e.resume(e.runCtx, resumed)

@@ -78,8 +78,14 @@ type Call struct {
 	// the executor's default.
 	MemoryLimit int64
 	// Log forwards a guest log line at level ("trace", "debug", "info",
-	// "warn" or "error") to the task's logger.
+	// "warn" or "error") to the task's event log. Writing the line to the
+	// daemon's own log, within bounds, is the Executor's part.
 	Log func(level, msg string)
+	// LogReplayed is how many of the call's first lines repeat lines that
+	// earlier runs of a workflow logged, as its replay runs the same code
+	// again: the Executor need not write them to the daemon's log again.
+	// Zero for an activity.
+	LogReplayed int
 	// SaveCheckpoint durably stores frame as the task's checkpoint before it
 	// returns. It fails with CodeConflict when the task is no longer
 	// running.

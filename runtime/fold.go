@@ -86,7 +86,7 @@ func (w *worker) unfold(ctx context.Context, f *foldedEnd) *store.Task {
 	defer func() { w.task, w.parent, w.next = task, parent, next }()
 	t, err := w.childEnd(ctx, f.end)
 	if err != nil {
-		w.lost(ctx, f.child.ID, err)
+		w.lost(ctx, f.child.ID, err, transitionItem(f.child, f.end))
 	} else {
 		w.e.taskFinished(t)
 	}

@@ -24,6 +24,7 @@ type Metrics struct {
 	commitLatency prometheus.Histogram
 	commitJobs    prometheus.Histogram
 	store         atomic.Pointer[storeRef]
+	healer        atomic.Pointer[healer]
 }
 
 type storeRef struct{ s store.Store }
@@ -61,7 +62,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	}
 	for _, c := range []prometheus.Collector{
 		m.taskDuration, m.tasksFinished, m.callDuration, m.writeDuration, m.commitLatency, m.commitJobs,
-		statusCollector{m},
+		statusCollector{m}, healCollector{m},
 	} {
 		if err := reg.Register(c); err != nil {
 			return nil, err

@@ -69,6 +69,7 @@ func (e *Engine) claim(ctx context.Context, n int) ([]workItem, error) {
 		if err != nil {
 			gate.abort()
 			e.wf.markDue()
+			e.healer.claimed(err)
 			return nil, err
 		}
 		for _, t := range res.Tasks {
@@ -88,6 +89,7 @@ func (e *Engine) claim(ctx context.Context, n int) ([]workItem, error) {
 	gate := e.adm.gate()
 	tasks, err := e.store.TaskClaim(ctx, &store.TaskClaimParams{Limit: n - len(items), Now: now, Gate: gate})
 	e.metrics.observeWrite("task_claim", time.Since(start))
+	e.healer.claimed(err)
 	if err != nil {
 		gate.abort()
 		if len(items) > 0 {

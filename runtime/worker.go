@@ -179,10 +179,14 @@ func (w *worker) start(ctx context.Context, it workItem) (*store.Task, bool) {
 		ID: id, From: []store.Status{store.StatusLoading}, To: store.StatusRunning,
 	})
 	if err != nil {
-		if !errors.Is(err, store.ErrConflict) {
-			e.log.Error("start task", "task_id", id, "error", err)
+		if !benign(err) {
+			// The store refused the start: the task goes back to the
+			// queue once it takes writes again.
+			e.healer.add(transitionItem(it.task, &store.TaskTransitionParams{
+				ID: id, From: []store.Status{store.StatusLoading}, To: store.StatusQueued, Reason: "store_error",
+			}), err)
 		}
-		return nil, false // cancelled while loading, or left for recovery
+		return nil, false // cancelled while loading, or written again later
 	}
 	return t, true
 }
@@ -281,16 +285,16 @@ func (w *worker) retry(ctx context.Context, t *store.Task, te *store.TaskError, 
 		w.e.log.Error("attempt failed event", "task_id", t.ID, "error", err)
 		payload = []byte("{}")
 	}
-	_, err = w.transition(ctx, &store.TaskTransitionParams{
+	p := &store.TaskTransitionParams{
 		ID: t.ID, From: []store.Status{store.StatusRunning}, To: store.StatusQueued,
 		NotBefore: at, ClearCheckpoint: true, Reason: "retry",
 		Events: []store.EventDraft{{Type: EventAttemptFailed, Payload: payload}},
-	})
-	if err == nil {
+	}
+	if _, err = w.transition(ctx, p); err == nil {
 		w.e.sched.wakeAt(at)
 		return
 	}
-	w.lost(ctx, t.ID, err)
+	w.lost(ctx, t.ID, err, transitionItem(w.task, p))
 }
 
 // attemptFailed is the payload of EventAttemptFailed.
@@ -314,33 +318,35 @@ func (w *worker) finish(ctx context.Context, p *store.TaskTransitionParams) {
 	}
 	t, err := w.transition(ctx, p)
 	if err != nil {
-		w.lost(ctx, p.ID, err)
+		w.lost(ctx, p.ID, err, transitionItem(w.task, p))
 		return
 	}
 	w.e.taskFinished(t)
 }
 
-// lost handles a transition that did not happen: after a lost race with a
-// cancel, the worker completes the cancel; other errors leave the task to
-// start-up recovery.
-func (w *worker) lost(ctx context.Context, id string, err error) {
-	if !errors.Is(err, store.ErrConflict) {
+// lost handles a write that did not happen: after a lost race with a
+// cancel, the worker completes the cancel; a write the store refused is
+// kept, as redo, to be written again (StoreRetry).
+func (w *worker) lost(ctx context.Context, id string, err error, redo *healItem) {
+	switch {
+	case errors.Is(err, store.ErrConflict):
+		w.cancelled(ctx, id)
+	case benign(err):
 		w.e.log.Error("task transition", "task_id", id, "error", err)
-		return
+	default:
+		w.e.healer.add(redo, err)
 	}
-	w.cancelled(ctx, id)
 }
 
 // cancelled ends a cancelling task as cancelled. A task in any other
 // status is left alone: a queued or loading task was cancelled at once, a
 // finished one stays finished.
 func (w *worker) cancelled(ctx context.Context, id string) {
-	t, err := w.transition(ctx, &store.TaskTransitionParams{
-		ID: id, From: []store.Status{store.StatusCancelling}, To: store.StatusCancelled,
-	})
+	p := &store.TaskTransitionParams{ID: id, From: []store.Status{store.StatusCancelling}, To: store.StatusCancelled}
+	t, err := w.transition(ctx, p)
 	if err != nil {
-		if !errors.Is(err, store.ErrConflict) {
-			w.e.log.Error("cancel task", "task_id", id, "error", err)
+		if !benign(err) {
+			w.e.healer.add(transitionItem(w.task, p), err)
 		}
 		return
 	}
@@ -365,21 +371,21 @@ func (w *worker) wasm(ctx context.Context) ([]byte, error) {
 	return w.e.moduleBytes(ctx, w.task.ModuleDigest)
 }
 
-// pluginLog writes a guest log line to the module's named logger at the
-// guest's level (house style rule 11) and returns the level's name.
-func (w *worker) pluginLog(level, msg string) string {
+// levelName returns the name of a guest log line's level, info for an
+// unknown one. The executor writes the line to the daemon's log, within
+// its budgets; the engine records it in the task's log.
+func levelName(level string) string {
 	lvl := hclog.LevelFromString(level)
 	if lvl == hclog.NoLevel {
 		lvl = hclog.Info
 	}
-	w.e.pluginLogger(w.task.Module).Log(lvl, msg, "task_id", w.task.ID)
 	return lvl.String()
 }
 
 // logLine implements Call.Log for activities: the line goes to the plugin's
 // logger and, in batches, to the task's event log.
 func (w *worker) logLine(level, msg string) {
-	if w.logs.add(w.pluginLog(level, msg), msg, w.e.now()) {
+	if w.logs.add(levelName(level), msg, w.e.now()) {
 		w.logs.flush(context.Background(), w.e.store, w.task.ID, false)
 	}
 }
@@ -399,15 +405,6 @@ func (w *worker) saveCheckpoint(ctx context.Context, frame []byte) error {
 		return internal("save checkpoint", err)
 	}
 	return nil
-}
-
-// pluginLogger returns the logger of a module, named after it.
-func (e *Engine) pluginLogger(module string) hclog.Logger {
-	if l, ok := e.loggers.Load(module); ok {
-		return l.(hclog.Logger)
-	}
-	l, _ := e.loggers.LoadOrStore(module, e.cfg.Logger.Named("plugin").Named(module))
-	return l.(hclog.Logger)
 }
 
 // resume hands the running tasks kept by start-up recovery (policy resume)

@@ -40,8 +40,9 @@ func (w *worker) runWorkflow(ctx, callCtx context.Context, t *store.Task, deadli
 		w.logs.reset()
 		w.call.Workflow = r
 		w.call.Log = func(level, msg string) { w.workflowLog(r, level, msg) }
+		w.call.LogReplayed = j.logged
 		res, err := w.invoke(callCtx, t, timeout)
-		w.call.Workflow = nil
+		w.call.Workflow, w.call.LogReplayed = nil, 0
 		logs := w.workflowLogEvents()
 		if cause := context.Cause(callCtx); errors.Is(cause, errShutdown) || errors.Is(cause, errCancelRequested) {
 			w.appendLogs(ctx, t.ID, logs)
@@ -102,7 +103,7 @@ func (w *worker) workflowLog(r *replay, level, msg string) {
 	if r.lines <= r.j.logged {
 		return
 	}
-	w.logs.add(w.pluginLog(level, msg), msg, w.e.now())
+	w.logs.add(levelName(level), msg, w.e.now())
 }
 
 // workflowLogEvents takes the log events of the run that ended.
@@ -164,7 +165,7 @@ func (w *worker) workflowCompleted(ctx context.Context, t *store.Task, r *replay
 		if next := w.unfold(ctx, f); next != nil {
 			return next, true
 		}
-		w.lost(ctx, t.ID, err)
+		w.lost(ctx, t.ID, err, rerunItem(t.ID))
 		return nil, false
 	}
 	if len(r.children) > 0 {
@@ -188,12 +189,12 @@ func (w *worker) workflowWait(ctx, callCtx context.Context, t *store.Task, j *jo
 		if next := w.unfold(ctx, f); next != nil {
 			return next, true
 		}
-		w.lost(ctx, t.ID, err)
+		w.lost(ctx, t.ID, err, rerunItem(t.ID))
 		return nil, false
 	case errors.Is(err, store.ErrConflict) && res != nil && res.Task.Status == store.StatusRunning:
 		return res.Task, true // an event arrived during the run: run over it
 	case err != nil:
-		w.lost(ctx, t.ID, err)
+		w.lost(ctx, t.ID, err, rerunItem(t.ID))
 		return nil, false
 	}
 	cur := res.Task
@@ -355,8 +356,8 @@ func (e *Engine) cancelWaiting(ctx context.Context, id string) {
 		ID: id, From: []store.Status{store.StatusCancelling}, To: store.StatusCancelled,
 	})
 	if err != nil {
-		if !errors.Is(err, store.ErrConflict) {
-			e.log.Error("cancel waiting workflow", "task_id", id, "error", err)
+		if !benign(err) {
+			e.healer.add(rerunItem(id), err) // carries out the cancel
 		}
 		return
 	}

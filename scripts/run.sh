@@ -10,11 +10,15 @@ addr=${3:-127.0.0.1:7700}
 pid=$!
 trap 'kill -TERM $pid 2>/dev/null; wait $pid' INT TERM
 
+# Wait until this daemon listens: its pid and address are in the lock file.
+# A daemon that finds the data directory in use exits at once; the script
+# then stops without deploying anything to the daemon that holds it.
 for _ in $(seq 1 100); do
-	if WEFT_ADDR=$addr WEFT_DATA=$data "$bin" modules list >/dev/null 2>&1; then break; fi
 	if ! kill -0 $pid 2>/dev/null; then wait $pid; exit 1; fi
+	if grep -q "\"pid\":$pid,\"addr\"" "$data/weft.lock" 2>/dev/null; then break; fi
 	sleep 0.1
 done
+if ! kill -0 $pid 2>/dev/null; then wait $pid; exit 1; fi
 
 export WEFT_ADDR=$addr WEFT_DATA=$data
 # The stock plugins, named after their folders, and the examples.

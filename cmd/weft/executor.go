@@ -45,6 +45,8 @@ func (x executor) Call(ctx context.Context, c *runtime.Call) (*runtime.CallResul
 		MemoryLimit:    c.MemoryLimit,
 		LastCheckpoint: c.Checkpoint,
 		Checkpoint:     c.SaveCheckpoint,
+		LogFields:      []any{"task_id", c.TaskID},
+		LogSkip:        c.LogReplayed,
 	}
 	if c.Log != nil {
 		log := c.Log

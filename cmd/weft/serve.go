@@ -57,6 +57,10 @@ type serveConfig struct {
 	maxPageBytes       int64
 	maxProjectionBytes int64
 	maxReadBytes       int64
+	// Bounds of the daemon's log and of store errors
+	// (docs/operations.md, "Data directory, logs and store errors").
+	pluginLogs host.LogLimits
+	storeRetry runtime.StoreRetry
 }
 
 func newServeCmd() *cobra.Command {
@@ -115,6 +119,14 @@ func newServeCmd() *cobra.Command {
 	f.Int64Var(&cfg.maxPageBytes, "max-page-bytes", 0, "a list page ends early past this encoded size (default 4 MiB)")
 	f.Int64Var(&cfg.maxProjectionBytes, "max-projection-bytes", 0, "largest stored payload shown with its typed projection (default 1 MiB)")
 	f.Int64Var(&cfg.maxReadBytes, "max-read-bytes", 0, "stored payload bytes single reads write out at once (default 64 MiB)")
+	f.Float64Var(&cfg.pluginLogs.Rate, "plugin-log-rate", host.DefaultLogRate, "plugin log lines per second each module may write to the daemon's log")
+	f.IntVar(&cfg.pluginLogs.Burst, "plugin-log-burst", host.DefaultLogBurst, "plugin log lines each module may write at once, above --plugin-log-rate")
+	f.Float64Var(&cfg.pluginLogs.ByteRate, "plugin-log-bytes", host.DefaultLogByteRate, "plugin log bytes per second each module may write to the daemon's log")
+	f.IntVar(&cfg.pluginLogs.ByteBurst, "plugin-log-burst-bytes", host.DefaultLogByteBurst, "plugin log bytes each module may write at once, above --plugin-log-bytes")
+	f.IntVar(&cfg.pluginLogs.CallLines, "plugin-log-call-lines", host.DefaultLogCallLines, "most plugin log lines one call (or one _initialize) writes to the daemon's log")
+	f.IntVar(&cfg.pluginLogs.MaxLine, "plugin-log-max-line", host.DefaultLogMaxLine, "longest plugin log line in the daemon's log, in bytes; longer ones are cut")
+	f.IntVar(&cfg.storeRetry.MaxTasks, "store-retry-tasks", runtime.DefaultStoreRetryTasks, "most task writes kept in memory, and written again, while the store refuses writes")
+	f.Int64Var(&cfg.storeRetry.MaxBytes, "store-retry-bytes", runtime.DefaultStoreRetryBytes, "most bytes of outputs, errors and events those writes hold")
 	return cmd
 }
 
@@ -129,6 +141,15 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	if err := os.MkdirAll(cfg.dataDir, 0o700); err != nil {
 		return fmt.Errorf("create data directory: %w", err)
 	}
+	// One daemon per data directory, locked before anything is read,
+	// recovered or written; a full file fails its write instead of killing
+	// the daemon.
+	signal.Ignore(syscall.SIGXFSZ)
+	lock, err := lockDataDir(cfg.dataDir)
+	if err != nil {
+		return err
+	}
+	defer lock.release()
 	if err := privateDataDir(cfg.dataDir); err != nil {
 		return err
 	}
@@ -164,7 +185,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	if err != nil {
 		return fmt.Errorf("module files: %w", err)
 	}
-	h, err := host.New(host.Config{CacheDir: filepath.Join(cfg.dataDir, cacheDir), Logger: logger.Named("host")})
+	h, err := host.New(host.Config{CacheDir: filepath.Join(cfg.dataDir, cacheDir), Logger: logger.Named("host"), Logs: cfg.pluginLogs})
 	if err != nil {
 		return fmt.Errorf("plugin host: %w", err)
 	}
@@ -189,6 +210,8 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		ClientMemoryLimit:     cfg.clientMemoryLimit,
 		MaxPendingSignals:     cfg.maxPendingSignals,
 		MaxPendingSignalBytes: cfg.maxPendingSigBytes,
+
+		StoreRetry: cfg.storeRetry,
 	})
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
@@ -226,6 +249,9 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	addr := ln.Addr().String()
 	if err := os.WriteFile(filepath.Join(cfg.dataDir, addrFile), []byte(addr+"\n"), 0o600); err != nil {
 		logger.Warn("write address file", "error", err)
+	}
+	if err := lock.setAddr(addr); err != nil {
+		logger.Warn("write lock file", "error", err)
 	}
 	logger.Info("serving", "addr", addr, "data", cfg.dataDir)
 	fmt.Fprintf(stdout, "weft listening on http://%s\n", addr)

@@ -245,11 +245,18 @@ func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleReadyz answers 200 once the engine is open and accepts work, 503
-// not_ready before.
+// not_ready before, and while the store refuses the engine's writes (an
+// engine with a StoreError method says so).
 func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 	if !s.engine.Ready() {
 		s.writeError(w, r, errorf(codeNotReady, "", "the engine is not open yet"))
 		return
+	}
+	if se, ok := s.engine.(interface{ StoreError() error }); ok {
+		if err := se.StoreError(); err != nil {
+			s.writeError(w, r, errorf(codeNotReady, "", "%s", err.Error()))
+			return
+		}
 	}
 	s.writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }
