@@ -19,9 +19,12 @@ func (e *Engine) recoverTasks(ctx context.Context) ([]*store.Task, error) {
 	if err != nil {
 		return nil, fmt.Errorf("recover: %w", err)
 	}
-	if n := len(rec.Failed) + len(rec.Requeued) + len(rec.Resumed) + len(rec.Cancelled) + rec.Queued; n > 0 {
+	// One line says what the recovery did (the store's own is at debug
+	// level).
+	if n := len(rec.Failed) + len(rec.Requeued) + len(rec.Resumed) + len(rec.Cancelled) + rec.Queued + rec.IdempotencyKeysReleased; n > 0 {
 		e.log.Info("recovered tasks", "failed", len(rec.Failed), "requeued", len(rec.Requeued),
-			"resumed", len(rec.Resumed), "cancelled", len(rec.Cancelled), "queued", rec.Queued)
+			"resumed", len(rec.Resumed), "cancelled", len(rec.Cancelled), "queued", rec.Queued,
+			"idempotency_keys_released", rec.IdempotencyKeysReleased)
 	}
 	resumed := make([]*store.Task, 0, len(rec.Resumed))
 	var workflows []string

@@ -97,7 +97,15 @@ func newServeCmd() *cobra.Command {
 				<-ctx.Done()
 				stop()
 			}()
-			return serve(ctx, cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			err := serve(ctx, cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			var ee exitError
+			if err != nil && cfg.logFormat == "json" && !errors.As(err, &ee) {
+				// With --log-format json, standard error carries JSON only.
+				hclog.New(&hclog.LoggerOptions{Name: "weft", Output: cmd.ErrOrStderr(), JSONFormat: true}).
+					Error("weft serve stopped", "error", err.Error())
+				return exitError{code: 1}
+			}
+			return err
 		},
 	}
 	f := cmd.Flags()
@@ -177,7 +185,16 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		return fmt.Errorf("preflight: %w", err)
 	}
 	if !report.OK() {
-		_ = report.WriteText(stderr)
+		if cfg.logFormat == "json" {
+			findings := make([]string, len(report.Findings))
+			for i, f := range report.Findings {
+				findings[i] = f.String()
+			}
+			logger.Error("preflight blocked: stored payloads are not Avro Value v1 frames; nothing was changed (see weft preflight)",
+				"total", report.Total, "findings", findings)
+		} else {
+			_ = report.WriteText(stderr)
+		}
 		return exitError{code: 1}
 	}
 

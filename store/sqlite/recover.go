@@ -34,7 +34,7 @@ func (db *DB) TaskRecover(ctx context.Context) (*store.TaskRecoverResult, error)
 	if err != nil {
 		return nil, fmt.Errorf("recover tasks: release idempotency keys: %w", err)
 	}
-	db.log.Info("recovered tasks", "failed", len(res.Failed), "requeued", len(res.Requeued),
+	db.log.Debug("recovered tasks", "failed", len(res.Failed), "requeued", len(res.Requeued),
 		"resumed", len(res.Resumed), "cancelled", len(res.Cancelled), "queued", res.Queued,
 		"idempotency_keys_released", res.IdempotencyKeysReleased)
 	return res, nil
