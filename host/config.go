@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"time"
@@ -42,6 +43,19 @@ type Config struct {
 	// checkpoints, workflow arguments, the manifest). Defaults to
 	// codec.DefaultLimits (64 levels, 16 MiB).
 	Limits codec.Limits
+	// ModuleLimits bounds the structure of every module, checked before it
+	// is decoded or compiled (Compile, and a Call that loads its module).
+	// Zero fields take DefaultModuleLimits; a module's initial memory is
+	// bounded by MemoryLimit.
+	ModuleLimits ModuleLimits
+	// Precompile, when set, is called for a module that passed the
+	// structural check, before it is compiled in this process, with its
+	// digest and bytes. An error rejects the module: an *Error keeps its
+	// code, any other error becomes invalid_module with its text. The
+	// weft daemon compiles the module here in a child process under OS
+	// limits (PrecompileModule), so the in-process compile that follows
+	// finds it in the compilation cache. Defaults to none.
+	Precompile func(ctx context.Context, digest string, wasm []byte) error
 }
 
 const (
@@ -80,6 +94,11 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Limits.MaxSize <= 0 {
 		c.Limits.MaxSize = codec.DefaultLimits.MaxSize
 	}
+	ml, err := c.ModuleLimits.withDefaults()
+	if err != nil {
+		return c, err
+	}
+	c.ModuleLimits = ml
 	return c, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -184,6 +185,18 @@ func (h *Host) compile(ctx context.Context, m *module, load func(context.Context
 	}
 	if d := Digest(wasm); d != m.digest {
 		return errorf(abi.CodeInvalidModule, "module bytes have digest %s, not the requested %s", d, m.digest)
+	}
+	if err := h.cfg.admit(wasm); err != nil {
+		return err
+	}
+	if pre := h.cfg.Precompile; pre != nil {
+		if err := pre(ctx, m.digest, wasm); err != nil {
+			var he *Error
+			if errors.As(err, &he) {
+				return he
+			}
+			return wrapf(abi.CodeInvalidModule, err, "compile module %s", shortDigest(m.digest))
+		}
 	}
 	cm, err := h.rt.CompileModule(ctx, wasm)
 	if err != nil {
