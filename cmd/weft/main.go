@@ -74,6 +74,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		newBenchCmd(),
 		newValueCmd(),
 		newPreflightCmd(),
+		newInternalCmd(),
 	)
 	markUsage(root)
 	return root

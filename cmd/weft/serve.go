@@ -41,6 +41,7 @@ type serveConfig struct {
 	workers     int
 	synchronous string
 	retention   time.Duration
+	admission   admissionConfig
 }
 
 func newServeCmd() *cobra.Command {
@@ -59,6 +60,9 @@ func newServeCmd() *cobra.Command {
 			default:
 				return usageError{fmt.Errorf("--log-format must be text or json, not %q", cfg.logFormat)}
 			}
+			if err := cfg.admission.validate(); err != nil {
+				return usageError{err}
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return serve(ctx, cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -72,6 +76,7 @@ func newServeCmd() *cobra.Command {
 	f.IntVar(&cfg.workers, "workers", 0, "tasks run at once (default 128)")
 	f.StringVar(&cfg.synchronous, "synchronous", "FULL", "SQLite synchronous setting: FULL (every commit survives power loss) or NORMAL")
 	f.DurationVar(&cfg.retention, "retention", 0, "how long finished tasks are kept (default: the stored setting, 7 days)")
+	addAdmissionFlags(cmd, &cfg.admission)
 	return cmd
 }
 
@@ -118,7 +123,18 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	if err != nil {
 		return fmt.Errorf("module files: %w", err)
 	}
-	h, err := host.New(host.Config{CacheDir: filepath.Join(cfg.dataDir, cacheDir), Logger: logger.Named("host")})
+	hcfg := host.Config{
+		CacheDir:     filepath.Join(cfg.dataDir, cacheDir),
+		Logger:       logger.Named("host"),
+		MemoryLimit:  cfg.admission.memoryLimit,
+		ModuleLimits: cfg.admission.limits,
+	}
+	compiler, err := newChildCompiler(ctx, hcfg, cfg.admission, logger.Named("compile"))
+	if err != nil {
+		return err
+	}
+	hcfg.Precompile = compiler.Precompile
+	h, err := host.New(hcfg)
 	if err != nil {
 		return fmt.Errorf("plugin host: %w", err)
 	}
