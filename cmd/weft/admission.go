@@ -32,6 +32,7 @@ const (
 	defaultCompileTimeout   = 60 * time.Second
 	defaultCompileMaxMemory = 2 << 30
 	defaultMemoryLimit      = 64 << 20
+	defaultCompileWorkers   = 2
 	admittedDir             = "admitted"
 	compileStderrMax        = 64 << 10
 	// exitRejected is the child's status for a module it rejects; its
@@ -45,6 +46,7 @@ type admissionConfig struct {
 	memoryLimit      int64
 	compileTimeout   time.Duration
 	compileMaxMemory int64
+	compileWorkers   int
 }
 
 // addAdmissionFlags registers the flags of module admission on cmd.
@@ -55,6 +57,7 @@ func addAdmissionFlags(cmd *cobra.Command, c *admissionConfig) {
 	f.Int64Var(&c.memoryLimit, "memory-limit", defaultMemoryLimit, "memory limit of a plugin call whose task sets none, in bytes; a module's initial memory must fit in it")
 	f.DurationVar(&c.compileTimeout, "compile-timeout", defaultCompileTimeout, "wall-clock and CPU time a module's compile may take before the deploy fails")
 	f.Int64Var(&c.compileMaxMemory, "compile-max-memory", defaultCompileMaxMemory, "memory, in bytes, the child process that compiles a module may take beyond its start")
+	f.IntVar(&c.compileWorkers, "compile-workers", defaultCompileWorkers, "compile children run at once; further compiles wait their turn")
 	f.Int64Var(&l.MaxModuleSize, "module-max-size", d.MaxModuleSize, "largest module, in bytes")
 	f.Int64Var(&l.MaxFunctions, "module-max-functions", d.MaxFunctions, "most functions of a module, imported and defined")
 	f.Int64Var(&l.MaxLocals, "module-max-locals", d.MaxLocals, "most locals one function declares")
@@ -85,6 +88,8 @@ func (c admissionConfig) validate() error {
 		return fmt.Errorf("--compile-timeout must be positive")
 	case c.compileMaxMemory < 256<<20:
 		return fmt.Errorf("--compile-max-memory must be at least %d bytes", 256<<20)
+	case c.compileWorkers < 1:
+		return fmt.Errorf("--compile-workers must be at least 1")
 	}
 	return nil
 }
@@ -114,6 +119,7 @@ type childCompiler struct {
 	job     compileJob
 	timeout time.Duration
 	stop    context.Context // the daemon's life: its end kills every child
+	slots   chan struct{}   // one per child that may run
 	log     hclog.Logger
 }
 
@@ -131,6 +137,7 @@ func newChildCompiler(stop context.Context, cfg host.Config, a admissionConfig, 
 		},
 		timeout: a.compileTimeout,
 		stop:    stop,
+		slots:   make(chan struct{}, max(1, a.compileWorkers)),
 		log:     log,
 	}, nil
 }
@@ -149,7 +156,16 @@ func (c *childCompiler) Precompile(ctx context.Context, digest string, wasm []by
 	if _, err := os.Stat(marker); err == nil {
 		return nil
 	}
-	if err := c.compile(ctx, digest, wasm); err != nil {
+	select {
+	case c.slots <- struct{}{}:
+	case <-ctx.Done():
+		return &host.Error{Code: abi.CodeCancelled, Message: "the deploy was abandoned while the module waited to compile", Err: ctx.Err()}
+	case <-c.stop.Done():
+		return &host.Error{Code: abi.CodeCancelled, Message: "the daemon is shutting down", Err: c.stop.Err()}
+	}
+	err := c.compile(ctx, digest, wasm)
+	<-c.slots
+	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(marker), 0o700); err != nil {

@@ -30,7 +30,7 @@ func BenchmarkDeployAdmission(b *testing.B) {
 		cfg := host.Config{CacheDir: dir}
 		if child {
 			c, err := newChildCompiler(context.Background(), cfg, admissionConfig{
-				memoryLimit: defaultMemoryLimit, compileTimeout: defaultCompileTimeout, compileMaxMemory: defaultCompileMaxMemory,
+				memoryLimit: defaultMemoryLimit, compileTimeout: defaultCompileTimeout, compileMaxMemory: defaultCompileMaxMemory, compileWorkers: defaultCompileWorkers,
 			}, hclog.NewNullLogger())
 			require.NoError(b, err)
 			c.bin = bin

@@ -29,6 +29,7 @@ func configureChild(cmd *exec.Cmd) {
 // to cpuSeconds (SIGXCPU, which Go ignores, then SIGKILL a second later);
 // zero leaves a limit as it is.
 func limitSelf(maxMemory, cpuSeconds uint64) error {
+	preferOOMKill()
 	if maxMemory > 0 {
 		as := reservedAddressSpace() + maxMemory
 		if err := syscall.Setrlimit(syscall.RLIMIT_AS, &syscall.Rlimit{Cur: as, Max: as}); err != nil {

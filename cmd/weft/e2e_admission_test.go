@@ -286,3 +286,29 @@ func TestE2EAdmissionCompiledOnce(t *testing.T) {
 	require.Equal(t, 1, strings.Count(d.logTail(1000), "compiled in a child"), "a task's module load goes through the child")
 	require.Len(t, cached(), 1)
 }
+
+// TestE2EAdmissionCompileWorkers starts three slow deploys against a
+// daemon with --compile-workers 1: only one compile child runs at a time,
+// and the waiting deploys end when their clients leave.
+func TestE2EAdmissionCompileWorkers(t *testing.T) {
+	t.Parallel()
+	d := MustRunMain(t, "--module-max-nesting", "1000000", "--compile-workers", "1")
+	ctx, cancel := context.WithCancel(t.Context())
+	answered := make(chan int, 3)
+	for i := range 3 {
+		go func() {
+			code, _ := deployRaw(ctx, d, fmt.Sprintf("nested-%d", i), bombNested(100_000+i))
+			answered <- code
+		}()
+	}
+	waitChild(t, d, 30*time.Second)
+	for range 50 {
+		require.LessOrEqual(t, len(childrenOf(d.cmd.Process.Pid)), 1, "compile children at once")
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	for range 3 {
+		<-answered
+	}
+	waitNoChild(t, d, 10*time.Second)
+}

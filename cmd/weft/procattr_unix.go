@@ -12,3 +12,6 @@ func childProcAttr() *syscall.SysProcAttr {
 // reservedAddressSpace is a generous estimate of the address space a Go
 // process reserves at start.
 func reservedAddressSpace() uint64 { return 4 << 30 }
+
+// preferOOMKill does nothing: only Linux has an OOM score.
+func preferOOMKill() {}
