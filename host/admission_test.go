@@ -407,3 +407,43 @@ func FuzzAdmission(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkAdmissionPass measures the structural pass over the committed
+// Go testkit (3.4 MB) and C testkit.
+func BenchmarkAdmissionPass(b *testing.B) {
+	lim := limitsOf(host.Config{})
+	for _, p := range []string{testkitPath, testkitCPath} {
+		wasm := MustReadWasm(b, p)
+		b.Run(filepath.Base(p), func(b *testing.B) {
+			b.SetBytes(int64(len(wasm)))
+			for b.Loop() {
+				if err := wasmcheck.Check(wasm, lim); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestAdmissionAdmitted checks that a digest the embedder reports as
+// admitted skips Precompile, and any other goes through it.
+func TestAdmissionAdmitted(t *testing.T) {
+	t.Parallel()
+	wasm := MustReadWasm(t, testkitCPath)
+	admitted := map[string]bool{}
+	var precompiled []string
+	h := MustNewHost(t, host.Config{
+		Admitted: func(digest string) bool { return admitted[digest] },
+		Precompile: func(_ context.Context, digest string, _ []byte) error {
+			precompiled = append(precompiled, digest)
+			admitted[digest] = true
+			return nil
+		},
+	})
+	_, err := h.Compile(t.Context(), wasm)
+	require.NoError(t, err)
+	require.NoError(t, h.Unload(t.Context(), host.Digest(wasm)))
+	_, err = h.Compile(t.Context(), wasm)
+	require.NoError(t, err)
+	require.Equal(t, []string{host.Digest(wasm)}, precompiled, "the second compile of an admitted digest skips Precompile")
+}

@@ -56,6 +56,12 @@ type Config struct {
 	// limits (PrecompileModule), so the in-process compile that follows
 	// finds it in the compilation cache. Defaults to none.
 	Precompile func(ctx context.Context, digest string, wasm []byte) error
+	// Admitted, when set, reports whether the module of digest passed
+	// admission before under the same limits (the embedder keeps that
+	// record, e.g. next to the compilation cache); for such a module the
+	// host skips the structural check and Precompile. Defaults to none:
+	// every module is checked.
+	Admitted func(digest string) bool
 }
 
 const (

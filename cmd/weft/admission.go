@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -113,7 +115,8 @@ func (j compileJob) hostConfig() host.Config {
 
 // childCompiler compiles modules in child processes of bin (Precompile is
 // a host.Config.Precompile), each under the limits of cfg, and remembers in
-// the cache directory the digests a child admitted.
+// the cache directory the digests a child admitted (Admitted is a
+// host.Config.Admitted).
 type childCompiler struct {
 	bin     string
 	job     compileJob
@@ -121,6 +124,8 @@ type childCompiler struct {
 	stop    context.Context // the daemon's life: its end kills every child
 	slots   chan struct{}   // one per child that may run
 	log     hclog.Logger
+
+	fingerprint string // of the job's limits, naming the folder of markers
 }
 
 // newChildCompiler returns the compiler of a daemon whose host has cfg.
@@ -129,33 +134,46 @@ func newChildCompiler(stop context.Context, cfg host.Config, a admissionConfig, 
 	if err != nil {
 		return nil, fmt.Errorf("find the weft binary for the compile child: %w", err)
 	}
+	job := compileJob{
+		CacheDir: cfg.CacheDir, MemoryLimit: cfg.MemoryLimit, MaxMemoryLimit: cfg.MaxMemoryLimit, Limits: cfg.ModuleLimits,
+		MaxMemory: a.compileMaxMemory, CPUSeconds: uint64((a.compileTimeout + time.Second - 1) / time.Second),
+	}
+	limits := job
+	limits.CacheDir = ""
+	fp, err := json.Marshal(limits)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(fp)
 	return &childCompiler{
-		bin: bin,
-		job: compileJob{
-			CacheDir: cfg.CacheDir, MemoryLimit: cfg.MemoryLimit, MaxMemoryLimit: cfg.MaxMemoryLimit, Limits: cfg.ModuleLimits,
-			MaxMemory: a.compileMaxMemory, CPUSeconds: uint64((a.compileTimeout + time.Second - 1) / time.Second),
-		},
-		timeout: a.compileTimeout,
-		stop:    stop,
-		slots:   make(chan struct{}, max(1, a.compileWorkers)),
-		log:     log,
+		bin:         bin,
+		job:         job,
+		fingerprint: hex.EncodeToString(sum[:6]),
+		timeout:     a.compileTimeout,
+		stop:        stop,
+		slots:       make(chan struct{}, max(1, a.compileWorkers)),
+		log:         log,
 	}, nil
 }
 
-// marker is the file that records digest as admitted by a child, per
-// wazero version (a new wazero compiles anew).
+// marker is the file that records digest as admitted by a child, in a
+// folder per wazero version (a new wazero compiles anew) and per admission
+// configuration (other limits admit anew).
 func (c *childCompiler) marker(digest string) string {
-	return filepath.Join(c.job.CacheDir, admittedDir, wazeroVersion(), strings.TrimPrefix(digest, "sha256:"))
+	return filepath.Join(c.job.CacheDir, admittedDir, wazeroVersion(), c.fingerprint, strings.TrimPrefix(digest, "sha256:"))
 }
 
-// Precompile implements host.Config.Precompile: it returns at once for a
-// digest a child already admitted, and otherwise compiles wasm in a child
-// process, which fills the compilation cache.
+// Admitted implements host.Config.Admitted: whether a child admitted
+// digest under the same configuration before.
+func (c *childCompiler) Admitted(digest string) bool {
+	_, err := os.Stat(c.marker(digest))
+	return err == nil
+}
+
+// Precompile implements host.Config.Precompile: it compiles wasm in a
+// child process, which fills the compilation cache, and records the digest
+// as admitted.
 func (c *childCompiler) Precompile(ctx context.Context, digest string, wasm []byte) error {
-	marker := c.marker(digest)
-	if _, err := os.Stat(marker); err == nil {
-		return nil
-	}
 	select {
 	case c.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -168,6 +186,7 @@ func (c *childCompiler) Precompile(ctx context.Context, digest string, wasm []by
 	if err != nil {
 		return err
 	}
+	marker := c.marker(digest)
 	if err := os.MkdirAll(filepath.Dir(marker), 0o700); err != nil {
 		c.log.Warn("record admitted module", "digest", digest, "error", err)
 		return nil
@@ -283,7 +302,10 @@ func newInternalCmd() *cobra.Command {
 // and compile it with the daemon's configuration, and exit.
 func runCompileChild(ctx context.Context, j compileJob, stdin io.Reader, stderr io.Writer) error {
 	if j.MaxMemory > 0 {
+		// A short-lived process with a hard ceiling: collect seldom, and
+		// hard only near the ceiling.
 		debug.SetMemoryLimit(j.MaxMemory)
+		debug.SetGCPercent(400)
 	}
 	if err := limitSelf(uint64(j.MaxMemory), j.CPUSeconds); err != nil {
 		return fmt.Errorf("limit the compile process: %w", err)

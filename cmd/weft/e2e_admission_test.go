@@ -250,14 +250,15 @@ func TestE2EAdmissionSIGTERMMidCompile(t *testing.T) {
 // TestE2EAdmissionCompiledOnce deploys testkit: a child compiles it and
 // records it, and the daemon's own compile hits the child's cache entry
 // (one file in the cache). After a restart the task's module load skips
-// the child; with the record gone, the load compiles in a child again.
+// the child; with the record gone, or with other limits, the load compiles
+// in a child again.
 func TestE2EAdmissionCompiledOnce(t *testing.T) {
 	t.Parallel()
 	d := MustRunMain(t, "--log-level", "debug")
 	d.MustDeployTestkit()
 	wasm, err := os.ReadFile(testkitWasm)
 	require.NoError(t, err)
-	markers, err := filepath.Glob(filepath.Join(d.DataDir, cacheDir, admittedDir, "*", strings.TrimPrefix(host.Digest(wasm), "sha256:")))
+	markers, err := filepath.Glob(filepath.Join(d.DataDir, cacheDir, admittedDir, "*", "*", strings.TrimPrefix(host.Digest(wasm), "sha256:")))
 	require.NoError(t, err)
 	require.Len(t, markers, 1, "the admitted digest is recorded")
 	cached := func() []string {
@@ -285,6 +286,14 @@ func TestE2EAdmissionCompiledOnce(t *testing.T) {
 	run()
 	require.Equal(t, 1, strings.Count(d.logTail(1000), "compiled in a child"), "a task's module load goes through the child")
 	require.Len(t, cached(), 1)
+
+	// Other limits admit anew.
+	_, err = d.Stop()
+	require.NoError(t, err)
+	d.Args = append(d.Args, "--module-max-locals", "40000")
+	d.Restart()
+	run()
+	require.Equal(t, 1, strings.Count(d.logTail(1000), "compiled in a child"), "a digest admitted under other limits goes through the child")
 }
 
 // TestE2EAdmissionCompileWorkers starts three slow deploys against a

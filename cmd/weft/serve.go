@@ -133,7 +133,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	hcfg.Precompile = compiler.Precompile
+	hcfg.Precompile, hcfg.Admitted = compiler.Precompile, compiler.Admitted
 	h, err := host.New(hcfg)
 	if err != nil {
 		return fmt.Errorf("plugin host: %w", err)

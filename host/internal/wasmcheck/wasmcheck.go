@@ -768,13 +768,43 @@ func (c *checker) instructions(what where) error {
 	r := &c.r
 	var depth uint64
 	for {
+		// The common instructions, with no immediate or one single-byte
+		// one, are read here without calls.
+		b, pos := r.b, r.pos
+	fast:
+		for pos < len(b) {
+			switch opClass[b[pos]] {
+			case opNone:
+				pos++
+				continue
+			case opIndex, opS32:
+				if n := lebLen(b, pos+1, 4); n > 0 {
+					pos += 1 + n
+					continue
+				}
+			case opS64:
+				if n := lebLen(b, pos+1, 9); n > 0 {
+					pos += 1 + n
+					continue
+				}
+			case opMemarg:
+				if n := lebLen(b, pos+1, 4); n > 0 {
+					if m := lebLen(b, pos+1+n, 4); m > 0 {
+						pos += 1 + n + m
+						continue
+					}
+				}
+			}
+			break fast
+		}
+		r.pos = pos
 		at := r.pos
 		op, err := r.byte()
 		if err != nil {
 			return malformed("%s does not end: %v", what, err)
 		}
-		switch {
-		case op == 0x02 || op == 0x03 || op == 0x04: // block, loop, if
+		switch opClass[op] {
+		case opBlock:
 			depth++
 			if c.over(&c.seen.MaxNesting, depth, c.lim.MaxNesting) {
 				return overf(Flags.Nesting, c.lim.MaxNesting, "%s nests blocks %d deep", what, depth)
@@ -782,20 +812,17 @@ func (c *checker) instructions(what where) error {
 			if err := c.blockType(); err != nil {
 				return err
 			}
-		case op == 0x0b: // end
+		case opEnd:
 			if depth == 0 {
 				return nil
 			}
 			depth--
-		case op == 0x00 || op == 0x01 || op == 0x05 || op == 0x0f || op == 0x1a || op == 0x1b ||
-			(op >= 0x45 && op <= 0xc4) || op == 0xd1:
-			// no immediates
-		case op == 0x0c || op == 0x0d || op == 0x10 || (op >= 0x20 && op <= 0x26) || op == 0xd2:
-			// br, br_if, call, local/global/table get/set, ref.func
+		case opNone:
+		case opIndex:
 			if _, err := r.u32(); err != nil {
 				return err
 			}
-		case op == 0x0e: // br_table
+		case opBrTable:
 			n, err := r.u32()
 			if err != nil {
 				return err
@@ -811,14 +838,14 @@ func (c *checker) instructions(what where) error {
 					return err
 				}
 			}
-		case op == 0x11: // call_indirect
+		case opIndex2: // call_indirect
 			if _, err := r.u32(); err != nil {
 				return err
 			}
 			if _, err := r.u32(); err != nil {
 				return err
 			}
-		case op == 0x1c: // select t*
+		case opSelectT:
 			n, err := r.u32()
 			if err != nil {
 				return err
@@ -826,43 +853,39 @@ func (c *checker) instructions(what where) error {
 			if err := c.valTypes(uint64(n)); err != nil {
 				return err
 			}
-		case op >= 0x28 && op <= 0x3e: // loads and stores
+		case opMemarg:
 			if err := c.memarg(); err != nil {
 				return err
 			}
-		case op == 0x3f || op == 0x40: // memory.size, memory.grow
-			if _, err := r.u32(); err != nil {
-				return err
-			}
-		case op == 0x41:
+		case opS32:
 			if err := r.sleb(32); err != nil {
 				return err
 			}
-		case op == 0x42:
+		case opS64:
 			if err := r.sleb(64); err != nil {
 				return err
 			}
-		case op == 0x43:
+		case opBytes4:
 			if _, err := r.take(4); err != nil {
 				return err
 			}
-		case op == 0x44:
+		case opBytes8:
 			if _, err := r.take(8); err != nil {
 				return err
 			}
-		case op == 0xd0: // ref.null
+		case opRefType:
 			if err := c.valType(); err != nil {
 				return err
 			}
-		case op == 0xfc:
+		case opFC:
 			if err := c.prefixFC(what, at); err != nil {
 				return err
 			}
-		case op == 0xfd:
+		case opFD:
 			if err := c.prefixFD(what, at); err != nil {
 				return err
 			}
-		case op == 0xfe:
+		case opFE:
 			sub, err := r.u32()
 			if err != nil {
 				return err
@@ -879,6 +902,60 @@ func (c *checker) instructions(what where) error {
 		}
 	}
 }
+
+// Classes of opcodes by their immediates.
+const (
+	opBad = iota
+	opNone
+	opBlock
+	opEnd
+	opIndex   // one u32
+	opIndex2  // two u32
+	opBrTable // a vector of u32 and one more
+	opSelectT // a vector of value types
+	opMemarg  // alignment and offset
+	opS32     // i32.const
+	opS64     // i64.const
+	opBytes4  // f32.const
+	opBytes8  // f64.const
+	opRefType // ref.null
+	opFC      // bulk memory, tables, saturating truncations
+	opFD      // SIMD
+	opFE      // threads
+)
+
+// opClass classifies every single-byte opcode.
+var opClass = func() (t [256]uint8) {
+	set := func(c uint8, ops ...int) {
+		for _, op := range ops {
+			t[op] = c
+		}
+	}
+	span := func(c uint8, from, to int) {
+		for op := from; op <= to; op++ {
+			t[op] = c
+		}
+	}
+	set(opNone, 0x00, 0x01, 0x05, 0x0f, 0x1a, 0x1b, 0xd1)
+	span(opNone, 0x45, 0xc4)
+	set(opBlock, 0x02, 0x03, 0x04)
+	set(opEnd, 0x0b)
+	set(opIndex, 0x0c, 0x0d, 0x10, 0x3f, 0x40, 0xd2) // br, br_if, call, memory.size/grow, ref.func
+	span(opIndex, 0x20, 0x26)                        // local, global and table get/set
+	set(opIndex2, 0x11)                              // call_indirect
+	set(opBrTable, 0x0e)
+	set(opSelectT, 0x1c)
+	span(opMemarg, 0x28, 0x3e)
+	set(opS32, 0x41)
+	set(opS64, 0x42)
+	set(opBytes4, 0x43)
+	set(opBytes8, 0x44)
+	set(opRefType, 0xd0)
+	set(opFC, 0xfc)
+	set(opFD, 0xfd)
+	set(opFE, 0xfe)
+	return t
+}()
 
 func (c *checker) blockType() error {
 	b, ok := c.r.peek()
@@ -998,6 +1075,17 @@ func (w where) String() string {
 	return s
 }
 
+// lebLen returns the length of the LEB128 at b[p:] if it ends within max
+// bytes (short enough to fit any integer it encodes), else 0.
+func lebLen(b []byte, p, max int) int {
+	for i := 0; i < max && p+i < len(b); i++ {
+		if b[p+i] < 0x80 {
+			return i + 1
+		}
+	}
+	return 0
+}
+
 // reader reads b from pos, every read bounded by len(b).
 type reader struct {
 	b   []byte
@@ -1033,6 +1121,11 @@ func (r *reader) take(n uint64) ([]byte, error) {
 
 // u32 reads an unsigned LEB128 of at most 5 bytes whose value fits 32 bits.
 func (r *reader) u32() (uint32, error) {
+	if r.pos < len(r.b) && r.b[r.pos] < 0x80 {
+		v := r.b[r.pos]
+		r.pos++
+		return uint32(v), nil
+	}
 	at := r.pos
 	var v uint32
 	for i := 0; i < 5; i++ {
@@ -1053,6 +1146,10 @@ func (r *reader) u32() (uint32, error) {
 
 // sleb skips a signed LEB128 of at most bits bits.
 func (r *reader) sleb(bits int) error {
+	if r.pos < len(r.b) && r.b[r.pos] < 0x80 {
+		r.pos++
+		return nil
+	}
 	at := r.pos
 	max := (bits + 6) / 7
 	for i := 0; i < max; i++ {
