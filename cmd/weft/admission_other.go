@@ -12,4 +12,4 @@ func configureChild(*exec.Cmd) {}
 func limitSelf(uint64, uint64) error { return nil }
 
 // cpuLimited reports false: no CPU limit is set.
-func cpuLimited(*exec.ExitError) bool { return false }
+func cpuLimited(*exec.ExitError, uint64) bool { return false }

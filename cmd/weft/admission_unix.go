@@ -44,8 +44,14 @@ func limitSelf(maxMemory, cpuSeconds uint64) error {
 	return nil
 }
 
-// cpuLimited reports whether a child ended by the signals of its CPU limit.
-func cpuLimited(ee *exec.ExitError) bool {
+// cpuLimited reports whether a child ended by the signals of its CPU
+// limit of cpuSeconds: SIGXCPU, or SIGKILL after using that much CPU (a
+// SIGKILL before is someone else's, the OOM killer's for one).
+func cpuLimited(ee *exec.ExitError, cpuSeconds uint64) bool {
 	ws, ok := ee.Sys().(syscall.WaitStatus)
-	return ok && ws.Signaled() && (ws.Signal() == syscall.SIGXCPU || ws.Signal() == syscall.SIGKILL)
+	if !ok || !ws.Signaled() {
+		return false
+	}
+	used := ee.UserTime() + ee.SystemTime()
+	return ws.Signal() == syscall.SIGXCPU || (ws.Signal() == syscall.SIGKILL && used >= time.Duration(cpuSeconds)*time.Second-500*time.Millisecond)
 }
