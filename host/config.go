@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"time"
@@ -45,6 +46,25 @@ type Config struct {
 	// Logs bounds what plugins write to the daemon's log (Logger); see
 	// LogLimits for the defaults.
 	Logs LogLimits
+	// ModuleLimits bounds the structure of every module, checked before it
+	// is decoded or compiled (Compile, and a Call that loads its module).
+	// Zero fields take DefaultModuleLimits; a module's initial memory is
+	// bounded by MemoryLimit.
+	ModuleLimits ModuleLimits
+	// Precompile, when set, is called for a module that passed the
+	// structural check, before it is compiled in this process, with its
+	// digest and bytes. An error rejects the module: an *Error keeps its
+	// code, any other error becomes invalid_module with its text. The
+	// weft daemon compiles the module here in a child process under OS
+	// limits (PrecompileModule), so the in-process compile that follows
+	// finds it in the compilation cache. Defaults to none.
+	Precompile func(ctx context.Context, digest string, wasm []byte) error
+	// Admitted, when set, reports whether the module of digest passed
+	// admission before under the same limits (the embedder keeps that
+	// record, e.g. next to the compilation cache); for such a module the
+	// host skips the structural check and Precompile. Defaults to none:
+	// every module is checked.
+	Admitted func(digest string) bool
 }
 
 const (
@@ -87,6 +107,11 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Logs, err = c.Logs.withDefaults(); err != nil {
 		return c, err
 	}
+	ml, err := c.ModuleLimits.withDefaults()
+	if err != nil {
+		return c, err
+	}
+	c.ModuleLimits = ml
 	return c, nil
 }
 

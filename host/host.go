@@ -49,16 +49,11 @@ func New(cfg Config) (*Host, error) {
 		return nil, err
 	}
 	h := &Host{cfg: cfg, log: cfg.Logger, done: make(chan struct{})}
-	rc := wazero.NewRuntimeConfig().
-		WithCloseOnContextDone(true).
-		WithMemoryLimitPages(uint32(cfg.MaxMemoryLimit / pageSize))
-	if cfg.CacheDir != "" {
-		h.cache, err = wazero.NewCompilationCacheWithDir(cfg.CacheDir)
-		if err != nil {
-			return nil, fmt.Errorf("open compilation cache: %w", err)
-		}
-		rc = rc.WithCompilationCache(h.cache)
+	rc, cache, err := cfg.runtimeConfig()
+	if err != nil {
+		return nil, err
 	}
+	h.cache = cache
 	ctx := context.Background()
 	h.rt = wazero.NewRuntimeWithConfig(ctx, rc)
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, h.rt); err != nil {

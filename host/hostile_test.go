@@ -157,7 +157,7 @@ func TestCompileRejects(t *testing.T) {
 		{name: "ManifestEmptyName", wasm: tiny{manifest: tinyManifest(t, "", "activity")}.bytes(t), code: abi.CodeInvalidManifest, contains: "1 to 256 bytes"},
 		{name: "InitializeTraps", wasm: tiny{initialize: []byte{0x00}}.bytes(t), code: abi.CodeTrap, contains: "_initialize"},
 		{name: "InitializeLoops", wasm: tiny{initialize: cat([]byte{0x03, 0x40}, []byte{0x0c, 0x00}, []byte{0x0b})}.bytes(t), code: abi.CodeTimeout, contains: "_initialize"},
-		{name: "MemoryOverLimit", wasm: tiny{minPages: 2048}.bytes(t), code: abi.CodeMemoryLimit, contains: "needs 2048 pages"},
+		{name: "MemoryOverLimit", wasm: tiny{minPages: 2048}.bytes(t), code: abi.CodeInvalidModule, contains: "needs 2048 pages"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -187,6 +188,9 @@ func (h *Host) compile(ctx context.Context, m *module, load func(context.Context
 	if d := Digest(wasm); d != m.digest {
 		return errorf(abi.CodeInvalidModule, "module bytes have digest %s, not the requested %s", d, m.digest)
 	}
+	if err := h.admit(ctx, m.digest, wasm); err != nil {
+		return err
+	}
 	cm, err := h.rt.CompileModule(ctx, wasm)
 	if err != nil {
 		return wrapf(abi.CodeInvalidModule, err, "not a valid WebAssembly module")
@@ -201,6 +205,28 @@ func (h *Host) compile(ctx context.Context, m *module, load func(context.Context
 	if err := h.inspect(ctx, m); err != nil {
 		_ = cm.Close(ctx)
 		return err
+	}
+	return nil
+}
+
+// admit runs the admission of a module about to be compiled: the
+// structural check, then the embedder's Precompile, unless the embedder
+// says the digest was admitted already.
+func (h *Host) admit(ctx context.Context, digest string, wasm []byte) error {
+	if h.cfg.Admitted != nil && h.cfg.Admitted(digest) {
+		return nil
+	}
+	if err := h.cfg.admit(wasm); err != nil {
+		return err
+	}
+	if pre := h.cfg.Precompile; pre != nil {
+		if err := pre(ctx, digest, wasm); err != nil {
+			var he *Error
+			if errors.As(err, &he) {
+				return he
+			}
+			return wrapf(abi.CodeInvalidModule, err, "compile module %s", shortDigest(digest))
+		}
 	}
 	return nil
 }

@@ -24,7 +24,7 @@ var _ runtime.Executor = executor{}
 func (x executor) Compile(ctx context.Context, wasm []byte) (*runtime.ModuleInfo, error) {
 	info, err := x.host.Compile(ctx, wasm)
 	if err != nil {
-		return nil, hostError(err)
+		return nil, compileError(err)
 	}
 	out := &runtime.ModuleInfo{Functions: make([]runtime.Function, len(info.Functions))}
 	for i, f := range info.Functions {
@@ -87,6 +87,19 @@ func hostError(err error) error {
 		return &runtime.Error{Code: runtime.CodeModuleInvalid, Message: fmt.Sprintf("%s: %s", he.Code, he.Message)}
 	}
 	return &runtime.Error{Code: runtime.Code(he.Code), Message: he.Message}
+}
+
+// compileError is hostError for a deploy: a module that traps, exits or
+// outgrows its memory while it initializes is unfit to deploy, like one
+// that fails validation.
+func compileError(err error) error {
+	switch host.ErrorCode(err) {
+	case abi.CodeTrap, abi.CodeExited, abi.CodeMemoryLimit:
+		var he *host.Error
+		errors.As(err, &he)
+		return &runtime.Error{Code: runtime.CodeModuleInvalid, Message: fmt.Sprintf("%s: %s", he.Code, he.Message)}
+	}
+	return hostError(err)
 }
 
 // workflowHost adapts the engine's WorkflowHost to the host's: the same

@@ -76,6 +76,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		newValueCmd(),
 		newPreflightCmd(),
 		newVersionCmd(),
+		newInternalCmd(),
 	)
 	root.Version = buildVersion().String()
 	root.SetVersionTemplate("{{.Version}}\n")

@@ -61,6 +61,7 @@ type serveConfig struct {
 	// (docs/operations.md, "Data directory, logs and store errors").
 	pluginLogs host.LogLimits
 	storeRetry runtime.StoreRetry
+	admission  admissionConfig
 }
 
 func newServeCmd() *cobra.Command {
@@ -87,6 +88,9 @@ func newServeCmd() *cobra.Command {
 			}
 			if cfg.retryAttempts < 1 {
 				return usageError{fmt.Errorf("--default-retry-attempts must be at least 1")}
+			}
+			if err := cfg.admission.validate(); err != nil {
+				return usageError{err}
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -135,6 +139,7 @@ func newServeCmd() *cobra.Command {
 	f.IntVar(&cfg.pluginLogs.MaxLine, "plugin-log-max-line", host.DefaultLogMaxLine, "longest plugin log line in the daemon's log, in bytes; longer ones are cut")
 	f.IntVar(&cfg.storeRetry.MaxTasks, "store-retry-tasks", runtime.DefaultStoreRetryTasks, "most task writes kept in memory, and written again, while the store refuses writes")
 	f.Int64Var(&cfg.storeRetry.MaxBytes, "store-retry-bytes", runtime.DefaultStoreRetryBytes, "most bytes of outputs, errors and events those writes hold")
+	addAdmissionFlags(cmd, &cfg.admission)
 	return cmd
 }
 
@@ -202,7 +207,19 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	if err != nil {
 		return fmt.Errorf("module files: %w", err)
 	}
-	h, err := host.New(host.Config{CacheDir: filepath.Join(cfg.dataDir, cacheDir), Logger: logger.Named("host"), Logs: cfg.pluginLogs})
+	hcfg := host.Config{
+		CacheDir:     filepath.Join(cfg.dataDir, cacheDir),
+		Logger:       logger.Named("host"),
+		MemoryLimit:  cfg.admission.memoryLimit,
+		ModuleLimits: cfg.admission.limits,
+		Logs:         cfg.pluginLogs,
+	}
+	compiler, err := newChildCompiler(ctx, hcfg, cfg.admission, logger.Named("compile"))
+	if err != nil {
+		return err
+	}
+	hcfg.Precompile, hcfg.Admitted = compiler.Precompile, compiler.Admitted
+	h, err := host.New(hcfg)
 	if err != nil {
 		return fmt.Errorf("plugin host: %w", err)
 	}
@@ -222,6 +239,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 			MaximumAttempts:    cfg.retryAttempts,
 		},
 
+		DefaultMemoryLimit:    cfg.admission.memoryLimit,
 		ClientWorkers:         cfg.clientWorkers,
 		MemoryBudget:          cfg.memoryBudget,
 		ClientMemoryLimit:     cfg.clientMemoryLimit,

@@ -33,6 +33,7 @@ type fn struct {
 	typ    uint32
 	locals []byte
 	body   []byte
+	raw    bool // body is the whole encoded body: local declarations, instructions, end
 }
 
 type export struct {
@@ -72,7 +73,15 @@ func (m *Module) Func(params, results, locals []byte, body ...[]byte) uint32 {
 	for _, part := range body {
 		b = append(b, part...)
 	}
-	m.funcs = append(m.funcs, fn{m.typeOf(params, results), locals, b})
+	m.funcs = append(m.funcs, fn{typ: m.typeOf(params, results), locals: locals, body: b})
+	return uint32(len(m.imports) + len(m.funcs) - 1)
+}
+
+// RawFunc defines a function whose body is given encoded in full: its
+// local declarations, its instructions and the final end. It returns the
+// function's index.
+func (m *Module) RawFunc(params, results, body []byte) uint32 {
+	m.funcs = append(m.funcs, fn{typ: m.typeOf(params, results), body: body, raw: true})
 	return uint32(len(m.imports) + len(m.funcs) - 1)
 }
 
@@ -147,6 +156,10 @@ func (m *Module) Bytes() []byte {
 	if len(m.funcs) > 0 {
 		b := vec(nil, len(m.funcs))
 		for _, f := range m.funcs {
+			if f.raw {
+				b = append(vec(b, len(f.body)), f.body...)
+				continue
+			}
 			body := vec(nil, len(f.locals))
 			for _, l := range f.locals {
 				body = append(body, 0x01, l)
@@ -221,3 +234,81 @@ var (
 	I64Add      = []byte{0x7c}
 	I64Sub      = []byte{0x7d}
 )
+
+// Modules that are small to send and expensive to decode or compile, for
+// tests of admission limits. Each is a valid module apart from its size:
+// one function, exported as "f", and a one-page memory exported as
+// "memory".
+
+// bomb builds a module of one function with body, of params.
+func bomb(params []byte, body []byte) []byte {
+	var m Module
+	f := m.RawFunc(params, nil, body)
+	m.Memory(1, 0)
+	m.ExportMemory("memory")
+	m.Export("f", f)
+	return m.Bytes()
+}
+
+// ManyLocals is a module whose function declares n locals of type t in one
+// declaration.
+func ManyLocals(n uint32, t byte) []byte {
+	body := binary.AppendUvarint([]byte{0x01}, uint64(n))
+	return bomb(nil, append(body, t, 0x0b))
+}
+
+// NestedBlocks is a module whose function nests n empty blocks.
+func NestedBlocks(n int) []byte {
+	body := make([]byte, 0, 1+3*n+1)
+	body = append(body, 0x00)
+	for range n {
+		body = append(body, Block...)
+	}
+	for range n {
+		body = append(body, 0x0b)
+	}
+	return bomb(nil, append(body, 0x0b))
+}
+
+// BrTable is a module whose function has one br_table with n targets.
+func BrTable(n int) []byte {
+	body := make([]byte, 0, n+16)
+	body = append(body, 0x00)
+	body = append(body, Block...)
+	body = append(body, I32Const(0)...)
+	body = binary.AppendUvarint(append(body, 0x0e), uint64(n))
+	for range n + 1 {
+		body = append(body, 0x00)
+	}
+	return bomb(nil, append(body, 0x0b, 0x0b))
+}
+
+// ManyParams is a module whose function has n i32 parameters.
+func ManyParams(n int) []byte {
+	params := make([]byte, n)
+	for i := range params {
+		params[i] = I32
+	}
+	return bomb(params, []byte{0x00, 0x0b})
+}
+
+// LargeFunction is a module whose function body is about size bytes of
+// i32.const 0, drop.
+func LargeFunction(size int) []byte {
+	body := make([]byte, 0, size+4)
+	body = append(body, 0x00)
+	for len(body)+3 < size {
+		body = append(body, 0x41, 0x00, 0x1a)
+	}
+	return bomb(nil, append(body, 0x0b))
+}
+
+// LargeMemory is a module whose memory starts at pages 64 KiB pages.
+func LargeMemory(pages uint32) []byte {
+	var m Module
+	f := m.Func(nil, nil, nil)
+	m.Memory(pages, 0)
+	m.ExportMemory("memory")
+	m.Export("f", f)
+	return m.Bytes()
+}
