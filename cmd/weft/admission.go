@@ -138,11 +138,14 @@ func newChildCompiler(stop context.Context, cfg host.Config, a admissionConfig, 
 		CacheDir: cfg.CacheDir, MemoryLimit: cfg.MemoryLimit, MaxMemoryLimit: cfg.MaxMemoryLimit, Limits: cfg.ModuleLimits,
 		MaxMemory: a.compileMaxMemory, CPUSeconds: uint64((a.compileTimeout + time.Second - 1) / time.Second),
 	}
-	// A child killed while it wrote the cache leaves a temporary file;
-	// none is being written before the daemon starts its first child.
+	// A child killed while it wrote the cache leaves a temporary file. The
+	// cache may be shared (--cache) with daemons compiling right now, so
+	// only files older than any compile may be are removed.
 	if tmps, err := filepath.Glob(filepath.Join(cfg.CacheDir, "wazero-*", "*.tmp")); err == nil {
 		for _, f := range tmps {
-			_ = os.Remove(f)
+			if fi, err := os.Stat(f); err == nil && time.Since(fi.ModTime()) > 2*a.compileTimeout {
+				_ = os.Remove(f)
+			}
 		}
 	}
 	limits := job

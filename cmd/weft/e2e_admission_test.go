@@ -238,7 +238,7 @@ func TestE2EAdmissionSIGTERMMidCompile(t *testing.T) {
 // in a child again.
 func TestE2EAdmissionCompiledOnce(t *testing.T) {
 	t.Parallel()
-	d := MustRunMain(t, "--log-level", "debug")
+	d := MustRunMainOwnCache(t, "--log-level", "debug")
 	d.MustDeployTestkit()
 	wasm, err := os.ReadFile(testkitWasm)
 	require.NoError(t, err)

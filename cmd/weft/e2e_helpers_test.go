@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -99,11 +100,19 @@ type Daemon struct {
 // MustRunMain starts `weft serve --data DIR --addr 127.0.0.1:0` on a fresh
 // temporary data directory, with extra serve arguments args, and waits until
 // it listens. The process is killed when the test ends.
+//
+// Unless args name a --cache, the daemons of a test run share one
+// compilation cache, so that each module is compiled (and its compile
+// child run) once per run rather than once per daemon.
 func MustRunMain(tb testing.TB, args ...string) *Daemon {
 	tb.Helper()
+	bin := MustBuildWeft(tb)
+	if !slices.Contains(args, "--cache") {
+		args = append([]string{"--cache", filepath.Join(weftBuildDir, "cache")}, args...)
+	}
 	d := &Daemon{
 		tb:      tb,
-		Bin:     MustBuildWeft(tb),
+		Bin:     bin,
 		DataDir: tb.TempDir(),
 		Args:    args,
 		logDir:  tb.TempDir(),
@@ -120,6 +129,13 @@ func MustRunMain(tb testing.TB, args ...string) *Daemon {
 	})
 	d.start()
 	return d
+}
+
+// MustRunMainOwnCache is MustRunMain with the daemon's own compilation
+// cache, DATA/cache, for the tests that look inside it.
+func MustRunMainOwnCache(tb testing.TB, args ...string) *Daemon {
+	tb.Helper()
+	return MustRunMain(tb, append([]string{"--cache", ""}, args...)...)
 }
 
 // start runs a new daemon process on d.DataDir and waits for its address.

@@ -62,6 +62,8 @@ type serveConfig struct {
 	pluginLogs host.LogLimits
 	storeRetry runtime.StoreRetry
 	admission  admissionConfig
+	// cacheDir is the compilation cache (default DATA/cache).
+	cacheDir string
 }
 
 func newServeCmd() *cobra.Command {
@@ -140,6 +142,7 @@ func newServeCmd() *cobra.Command {
 	f.IntVar(&cfg.storeRetry.MaxTasks, "store-retry-tasks", runtime.DefaultStoreRetryTasks, "most task writes kept in memory, and written again, while the store refuses writes")
 	f.Int64Var(&cfg.storeRetry.MaxBytes, "store-retry-bytes", runtime.DefaultStoreRetryBytes, "most bytes of outputs, errors and events those writes hold")
 	addAdmissionFlags(cmd, &cfg.admission)
+	f.StringVar(&cfg.cacheDir, "cache", "", "compilation cache directory, which daemons of one weft version may share (default DATA/cache)")
 	return cmd
 }
 
@@ -208,7 +211,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		return fmt.Errorf("module files: %w", err)
 	}
 	hcfg := host.Config{
-		CacheDir:     filepath.Join(cfg.dataDir, cacheDir),
+		CacheDir:     firstNonEmpty(cfg.cacheDir, filepath.Join(cfg.dataDir, cacheDir)),
 		Logger:       logger.Named("host"),
 		MemoryLimit:  cfg.admission.memoryLimit,
 		ModuleLimits: cfg.admission.limits,
