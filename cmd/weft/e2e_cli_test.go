@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -348,4 +349,40 @@ func TestE2ETaskListFilters(t *testing.T) {
 	res = d.CLI("tasks", "list", "--module", strings.Repeat("m", 300))
 	require.Equal(t, 1, res.Code)
 	require.Contains(t, res.Stderr, "module")
+}
+
+// TestE2EModuleInventory checks what a deploy says over the real daemon:
+// the digest, the version and the functions; the same bytes again answer
+// 200 unchanged with the same version, other bytes a new version.
+func TestE2EModuleInventory(t *testing.T) {
+	d := MustRunMain(t)
+	out := d.MustCLI("deploy", testkitWasm)
+	require.Regexp(t, `^deployed testkit sha256:[0-9a-f]{64} \(\d+ bytes, version 1\)\n`, out)
+	require.Contains(t, out, "  activity  echo\n")
+
+	out = d.MustCLI("deploy", testkitWasm)
+	require.Regexp(t, `^unchanged: testkit sha256:[0-9a-f]{64} \(\d+ bytes, version 1\)\n`, out)
+	wasm, err := os.ReadFile(testkitWasm)
+	require.NoError(t, err)
+	var doc struct {
+		Version   int  `json:"version"`
+		Unchanged bool `json:"unchanged"`
+	}
+	require.Equal(t, http.StatusOK, d.MustDo(http.MethodPut, "/v1/modules/testkit", wasm, &doc))
+	require.True(t, doc.Unchanged)
+	require.Equal(t, 1, doc.Version)
+
+	// Other bytes under the same name: a new version, 201.
+	other, err := os.ReadFile(pipelineModules[0].path)
+	require.NoError(t, err)
+	doc.Unchanged = false
+	require.Equal(t, http.StatusCreated, d.MustDo(http.MethodPut, "/v1/modules/testkit", other, &doc))
+	require.False(t, doc.Unchanged)
+	require.Equal(t, 2, doc.Version)
+	// Back to the first bytes: they are not the latest version, so a new one.
+	require.Equal(t, http.StatusCreated, d.MustDo(http.MethodPut, "/v1/modules/testkit", wasm, &doc))
+	require.Equal(t, 3, doc.Version)
+
+	list := d.MustCLI("modules", "list")
+	require.Regexp(t, `(?m)^testkit\s+sha256:[0-9a-f]{64}\s+\d+\s+echo,`, list)
 }

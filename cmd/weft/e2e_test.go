@@ -29,7 +29,7 @@ func TestE2ESmoke(t *testing.T) {
 
 	// Deploy with the CLI.
 	out := d.MustCLI("deploy", testkitWasm)
-	require.Regexp(t, `^deployed testkit sha256:[0-9a-f]{64} \(\d+ bytes\)\n`, out)
+	require.Regexp(t, `^deployed testkit sha256:[0-9a-f]{64} \(\d+ bytes, version 1\)\n`, out)
 	for _, fn := range []string{"echo", "sleep", "count", "fail", "trap", "spin", "grow"} {
 		require.Regexp(t, `(?m)^  activity\s+`+fn+`$`, out)
 	}

@@ -17,7 +17,9 @@ import (
 // moduleDoc is a module document of the API.
 type moduleDoc struct {
 	Name      string `json:"name"`
+	Version   int    `json:"version"`
 	Digest    string `json:"digest"`
+	Unchanged bool   `json:"unchanged"`
 	Size      int64  `json:"size"`
 	CreatedAt string `json:"created_at"`
 	Functions []struct {
@@ -67,7 +69,11 @@ func newDeployCmd() *cobra.Command {
 			if err := json.Unmarshal(raw, &m); err != nil {
 				return fmt.Errorf("decode module: %w", err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "deployed %s %s (%d bytes)\n", m.Name, m.Digest, m.Size)
+			verb := "deployed"
+			if m.Unchanged {
+				verb = "unchanged:"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s %s %s (%d bytes, version %d)\n", verb, m.Name, m.Digest, m.Size, m.Version)
 			for _, f := range m.Functions {
 				fmt.Fprintf(cmd.OutOrStdout(), "  %-9s %s\n", f.Kind, f.Name)
 			}

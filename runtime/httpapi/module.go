@@ -20,6 +20,9 @@ type moduleDoc struct {
 	Size      int64         `json:"size"`
 	Functions []functionDoc `json:"functions"`
 	CreatedAt time.Time     `json:"created_at"`
+	// Unchanged is set on the answer of a deploy of the bytes the latest
+	// version has already: no version was added.
+	Unchanged bool `json:"unchanged,omitempty"`
 }
 
 // functionDoc is one function a module exports.
@@ -69,13 +72,22 @@ func (s *Server) handleModulePut(w http.ResponseWriter, r *http.Request) {
 	if check {
 		deploy = s.engine.ModuleDeployCheckReplay
 	}
+	// The same bytes as the latest version deploy nothing new: 200 and
+	// unchanged, instead of 201 and a new version.
+	prev, _ := s.engine.ModuleGet(r.Context(), name)
 	m, err := deploy(r.Context(), name, wasm)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
 	}
 	w.Header().Set("Location", "/v1/modules/"+m.Name)
-	s.writeJSON(w, http.StatusCreated, moduleDocOf(m))
+	doc := moduleDocOf(m)
+	if prev != nil && prev.Digest == m.Digest && prev.Version == m.Version {
+		doc.Unchanged = true
+		s.writeJSON(w, http.StatusOK, doc)
+		return
+	}
+	s.writeJSON(w, http.StatusCreated, doc)
 }
 
 // handleModuleList lists the deployed modules: GET /v1/modules.
