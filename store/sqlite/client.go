@@ -132,14 +132,8 @@ func (db *DB) ClientRevoke(ctx context.Context, id string) (*store.Client, error
 		if _, err := t.exec("UPDATE clients SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL", ms(now()), id); err != nil {
 			return err
 		}
-		row, err := t.queryRow("SELECT "+clientColumns+" FROM clients WHERE id = ?", id)
-		if err != nil {
-			return err
-		}
-		c, err = scanClient(row)
-		if errors.Is(err, sql.ErrNoRows) {
-			return store.ErrNotFound
-		}
+		var err error
+		c, err = t.client(id)
 		return err
 	})
 	if err != nil {
@@ -236,18 +230,26 @@ func (db *DB) ClientUpdate(ctx context.Context, p *store.ClientUpdateParams) (*s
 				return err
 			}
 		}
-		row, err := t.queryRow("SELECT "+clientColumns+" FROM clients WHERE id = ?", p.ID)
-		if err != nil {
-			return err
-		}
-		c, err = scanClient(row)
-		if errors.Is(err, sql.ErrNoRows) {
-			return store.ErrNotFound
-		}
+		var err error
+		c, err = t.client(p.ID)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("update client %s: %w", p.ID, err)
 	}
 	return c, nil
+}
+
+// client reads the client id inside the transaction; store.ErrNotFound
+// when there is none.
+func (t *tx) client(id string) (*store.Client, error) {
+	row, err := t.queryRow("SELECT "+clientColumns+" FROM clients WHERE id = ?", id)
+	if err != nil {
+		return nil, err
+	}
+	c, err := scanClient(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, store.ErrNotFound
+	}
+	return c, err
 }
