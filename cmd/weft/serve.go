@@ -61,6 +61,8 @@ type serveConfig struct {
 	// (docs/operations.md, "Data directory, logs and store errors").
 	pluginLogs host.LogLimits
 	storeRetry runtime.StoreRetry
+	// progressInterval spaces the task.progress events of one call.
+	progressInterval time.Duration
 }
 
 func newServeCmd() *cobra.Command {
@@ -127,6 +129,7 @@ func newServeCmd() *cobra.Command {
 	f.IntVar(&cfg.pluginLogs.MaxLine, "plugin-log-max-line", host.DefaultLogMaxLine, "longest plugin log line in the daemon's log, in bytes; longer ones are cut")
 	f.IntVar(&cfg.storeRetry.MaxTasks, "store-retry-tasks", runtime.DefaultStoreRetryTasks, "most task writes kept in memory, and written again, while the store refuses writes")
 	f.Int64Var(&cfg.storeRetry.MaxBytes, "store-retry-bytes", runtime.DefaultStoreRetryBytes, "most bytes of outputs, errors and events those writes hold")
+	f.DurationVar(&cfg.progressInterval, "progress-interval", runtime.DefaultProgressInterval, "shortest time between two task.progress events of one plugin call; reports in between coalesce")
 	return cmd
 }
 
@@ -212,6 +215,8 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		MaxPendingSignalBytes: cfg.maxPendingSigBytes,
 
 		StoreRetry: cfg.storeRetry,
+
+		ProgressInterval: cfg.progressInterval,
 	})
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
