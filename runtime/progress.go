@@ -32,9 +32,10 @@ type progressLog struct {
 
 	mu      sync.Mutex
 	taskID  string
-	pending *store.TaskProgress // the latest report not yet appended
-	writing bool                // the writer goroutine runs
-	stop    chan struct{}       // closed by end; nil until the first report
+	pending store.TaskProgress // the latest report not yet appended, when has
+	has     bool
+	writing bool          // the writer goroutine runs
+	stop    chan struct{} // closed by end; nil until the first report
 	ended   bool
 	wg      sync.WaitGroup
 }
@@ -42,7 +43,7 @@ type progressLog struct {
 // begin prepares the log for a call of task id.
 func (l *progressLog) begin(id string) {
 	l.mu.Lock()
-	l.taskID, l.pending, l.stop, l.ended = id, nil, nil, false
+	l.taskID, l.has, l.stop, l.ended = id, false, nil, false
 	l.mu.Unlock()
 }
 
@@ -53,7 +54,8 @@ func (l *progressLog) report(done, total int64, message string) {
 	if l.ended {
 		return
 	}
-	l.pending = &store.TaskProgress{Done: done, Total: total, Message: message}
+	l.pending = store.TaskProgress{Done: done, Total: total, Message: message}
+	l.has = true
 	if l.writing {
 		return // the writer takes it at its next turn
 	}
@@ -74,15 +76,15 @@ func (l *progressLog) writer(id string, stop <-chan struct{}) {
 	defer timer.Stop()
 	for {
 		l.mu.Lock()
-		p := l.pending
-		if p == nil || l.ended {
+		if !l.has || l.ended {
 			l.writing = false
 			l.mu.Unlock()
 			return
 		}
-		l.pending = nil
+		p := l.pending
+		l.has = false
 		l.mu.Unlock()
-		l.append(context.Background(), id, p)
+		l.append(context.Background(), id, &p)
 		timer.Reset(l.interval)
 		select {
 		case <-timer.C:
@@ -103,11 +105,11 @@ func (l *progressLog) end(ctx context.Context) {
 	l.mu.Unlock()
 	l.wg.Wait()
 	l.mu.Lock()
-	p, id := l.pending, l.taskID
-	l.pending = nil
+	p, has, id := l.pending, l.has, l.taskID
+	l.has = false
 	l.mu.Unlock()
-	if p != nil {
-		l.append(ctx, id, p)
+	if has {
+		l.append(ctx, id, &p)
 	}
 }
 
