@@ -19,11 +19,15 @@ import (
 func progressEvents(t *testing.T, evs []*store.Event) []map[string]any {
 	t.Helper()
 	var out []map[string]any
-	for i, ev := range evs {
+	ended := false
+	for _, ev := range evs {
+		if store.IsTerminalEvent(ev.Type) {
+			ended = true
+		}
 		if ev.Type != EventProgress {
 			continue
 		}
-		require.False(t, store.IsTerminalEvent(evs[len(evs)-1].Type) && i == len(evs)-1, "a progress event after the end")
+		require.False(t, ended, "task.progress %d follows the terminal event", ev.Seq)
 		var p map[string]any
 		require.NoError(t, json.Unmarshal(ev.Payload, &p))
 		out = append(out, p)
@@ -129,6 +133,34 @@ func TestProgress(t *testing.T) {
 		for i := 1; i < len(ps); i++ {
 			require.Less(t, ps[i-1]["done"], ps[i]["done"], "reports are recorded in order, each once")
 		}
+	})
+
+	t.Run("CancelledWhileReporting", func(t *testing.T) {
+		t.Parallel()
+		// A call that reports until it is stopped: its last report is
+		// recorded before response.cancelled, and nothing after it.
+		started := make(chan struct{})
+		e, b := setup(t, func(ctx context.Context, call *Call) (*CallResult, error) {
+			close(started)
+			for i := int64(1); ctx.Err() == nil; i++ {
+				call.Progress(i, 0, "")
+			}
+			return nil, Errorf(CodeCancelled, "stopped")
+		}, func(c *Config) { c.ProgressInterval = time.Millisecond })
+		task := mustCreate(t, e, TaskCreateParams{ClientID: "cli_a", Function: "echo"})
+		<-started
+		mustStatus(t, e, task.ID, store.StatusRunning)
+		_, err := e.TaskCancel(t.Context(), b.admin, task.ID)
+		require.NoError(t, err)
+		require.Equal(t, store.StatusCancelled, mustFinish(t, e, task.ID).Status)
+		evs := allEvents(t, e, task.ID)
+		requireGapless(t, evs, 0)
+		require.Equal(t, store.EventResponseCancelled, evs[len(evs)-1].Type)
+		ps := progressEvents(t, evs)
+		require.NotEmpty(t, ps)
+		got, err := b.db.TaskGet(t.Context(), task.ID)
+		require.NoError(t, err)
+		require.Equal(t, ps[len(ps)-1]["done"], float64(got.Progress.Done), "the field is the last event's report")
 	})
 
 	t.Run("NegativeIntervalRefused", func(t *testing.T) {
