@@ -62,6 +62,13 @@ type CallRequest struct {
 	// guest that does not cooperate, cancel ctx. Defaults to reporting only
 	// ctx's cancellation.
 	Cancelled func() bool
+	// Progress receives each progress report of an activity, from the
+	// progress import, synchronously: done and total are at least 0, done
+	// is at most total when total is above 0, and message is valid UTF-8
+	// of at most abi.MaxProgressMessageLen bytes. The host does not
+	// throttle reports; a hook that stores them should buffer them and
+	// return at once. Defaults to dropping them.
+	Progress func(done, total int64, message string)
 	// Workflow answers the workflow imports of a workflow call (see
 	// WorkflowHost). A workflow call without it fails with hook_failed at
 	// its first workflow import.

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"unicode/utf8"
 
 	"github.com/tetratelabs/wazero/api"
 
@@ -16,6 +17,7 @@ func activityFuncs() []hostFunc {
 		{abi.ImportCheckpoint, []api.ValueType{i64}, nil, activityCheckpoint},
 		{abi.ImportLastCheckpoint, nil, []api.ValueType{i64}, activityLastCheckpoint},
 		{abi.ImportCancelled, nil, []api.ValueType{i32}, activityCancelled},
+		{abi.ImportProgress, []api.ValueType{i64, i64, i64}, []api.ValueType{i32}, activityProgress},
 	}
 }
 
@@ -63,4 +65,42 @@ func activityCancelled(ctx context.Context, _ api.Module, stack []uint64) {
 	if c {
 		stack[0] = 1
 	}
+}
+
+// activityProgress is progress(done i64, total i64, msg i64) -> i32. It
+// hands one progress report to the embedder's Progress hook, synchronously,
+// and returns abi.ProgressOK; a report with a negative done or total, done
+// above a known total, or a message that is not valid UTF-8 is dropped with
+// abi.ProgressRefused, and the call goes on. A message longer than
+// abi.MaxProgressMessageLen is cut at a rune boundary. A message outside
+// the guest's memory fails the call with bad_pointer.
+func activityProgress(ctx context.Context, _ api.Module, stack []uint64) {
+	cs := stateOf(ctx)
+	cs.need(abi.KindActivity, abi.ModuleActivity+"."+abi.ImportProgress)
+	done, total := int64(stack[0]), int64(stack[1])
+	msg, ok := progressMessage(cs.view(stack[2], "progress message"))
+	if !ok || done < 0 || total < 0 || (total > 0 && done > total) {
+		stack[0] = uint64(uint32(abi.ProgressRefused))
+		return
+	}
+	if hook := cs.req.Progress; hook != nil {
+		hook(done, total, msg)
+	}
+	stack[0] = uint64(uint32(abi.ProgressOK))
+}
+
+// progressMessage returns the first abi.MaxProgressMessageLen bytes of b,
+// cut at a rune boundary, as a string, and whether they are valid UTF-8.
+func progressMessage(b []byte) (string, bool) {
+	if len(b) > abi.MaxProgressMessageLen {
+		cut := abi.MaxProgressMessageLen
+		for cut > 0 && !utf8.RuneStart(b[cut]) {
+			cut--
+		}
+		b = b[:cut]
+	}
+	if !utf8.Valid(b) {
+		return "", false
+	}
+	return string(b), true
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -160,6 +161,7 @@ func TestTestkitC(t *testing.T) {
 			message     bool
 			exact       bool
 			checkpoints []int64
+			progress    []string // the progress reports, "done/total message"
 			minDuration time.Duration
 		}{
 			{name: "EchoMap", function: "echo", exact: true, want: []string{`ok:{"name":"Ada","n":-7,"pi":3.25,"raw":{"$type":"bytes","base64":"AP8="},"list":[true,null],"nested":{"k":[]}}`},
@@ -240,20 +242,27 @@ func TestTestkitC(t *testing.T) {
 			{name: "GrowHitsMemoryLimit", function: "grow", want: []string{"host:memory_limit"},
 				req: func(*testing.T) host.CallRequest { return host.CallRequest{MemoryLimit: 16 << 20} }},
 			{name: "Count", function: "count", exact: true, want: []string{`ok:{"count":10,"resumed_from":0}`}, checkpoints: []int64{3, 6, 9},
+				progress: []string{"3/10 counting", "6/10 counting", "9/10 counting", "10/10 counting"},
 				req: func(t *testing.T) host.CallRequest {
 					return host.CallRequest{Input: MustFrame(t, obj("to", 10, "checkpoint_every", 3))}
 				}},
 			{name: "CountResumes", function: "count", exact: true, want: []string{`ok:{"count":10,"resumed_from":6}`}, checkpoints: []int64{9},
+				progress: []string{"9/10 counting", "10/10 counting"},
 				req: func(t *testing.T) host.CallRequest {
 					return host.CallRequest{Input: MustFrame(t, obj("to", 10, "checkpoint_every", 3)), LastCheckpoint: MustFrame(t, codec.Long(6))}
 				}},
 			{name: "CountWithoutCheckpoints", function: "count", exact: true, want: []string{`ok:{"count":5,"resumed_from":0}`}, checkpoints: []int64{},
-				req: func(t *testing.T) host.CallRequest { return host.CallRequest{Input: MustFrame(t, obj("to", 5))} }},
+				progress: []string{"5/5 counting"},
+				req:      func(t *testing.T) host.CallRequest { return host.CallRequest{Input: MustFrame(t, obj("to", 5))} }},
 			{name: "CountNegativeEvery", function: "count", exact: true, want: []string{`ok:{"count":5,"resumed_from":0}`}, checkpoints: []int64{},
 				req: func(t *testing.T) host.CallRequest {
 					return host.CallRequest{Input: MustFrame(t, obj("to", 5, "checkpoint_every", -1))}
 				}},
+			{name: "CountProgressWithoutCheckpoints", function: "count", exact: true, want: []string{`ok:{"count":10000,"resumed_from":0}`}, checkpoints: []int64{},
+				progress: []string{"4096/10000 counting", "8192/10000 counting", "10000/10000 counting"},
+				req:      func(t *testing.T) host.CallRequest { return host.CallRequest{Input: MustFrame(t, obj("to", 10000))} }},
 			{name: "CountPastTarget", function: "count", exact: true, want: []string{`ok:{"count":5,"resumed_from":5}`}, checkpoints: []int64{},
+				progress: []string{},
 				req: func(t *testing.T) host.CallRequest {
 					return host.CallRequest{Input: MustFrame(t, obj("to", 3)), LastCheckpoint: MustFrame(t, codec.Long(5))}
 				}},
@@ -289,6 +298,10 @@ func TestTestkitC(t *testing.T) {
 						req = tc.req(t)
 					}
 					var saved [][]byte
+					reports := []string{}
+					req.Progress = func(done, total int64, msg string) {
+						reports = append(reports, fmt.Sprintf("%d/%d %s", done, total, msg))
+					}
 					if req.Checkpoint == nil {
 						req.Checkpoint = func(_ context.Context, f []byte) error { saved = append(saved, f); return nil }
 					}
@@ -302,6 +315,9 @@ func TestTestkitC(t *testing.T) {
 					require.GreaterOrEqual(t, time.Since(start), tc.minDuration, plugin)
 					if tc.checkpoints != nil {
 						require.Equal(t, tc.checkpoints, cLongs(t, saved), plugin)
+					}
+					if tc.progress != nil {
+						require.Equal(t, tc.progress, reports, plugin)
 					}
 					results[i] = res
 				}

@@ -98,6 +98,12 @@ type Config struct {
 	MaxPendingSignals     int
 	MaxPendingSignalBytes int64
 
+	// ProgressInterval is the shortest time between two task.progress
+	// events of one call: reports in between coalesce, the latest one
+	// kept, and the last one is written when the call ends. Defaults to
+	// 250 ms.
+	ProgressInterval time.Duration
+
 	// Now is the clock of expiries (pairing codes, idempotency keys,
 	// retention) and retry schedules. Defaults to time.Now.
 	Now func() time.Time
@@ -121,6 +127,9 @@ const (
 	DefaultMaxPendingSignals     = 1000
 	DefaultMaxPendingSignalBytes = 16 << 20
 )
+
+// DefaultProgressInterval is the default of Config.ProgressInterval.
+const DefaultProgressInterval = 250 * time.Millisecond
 
 // DefaultActivityRetry is the default of Config.DefaultRetry: three
 // attempts, the second 1 s after the first fails and the third 2 s after
@@ -196,6 +205,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxPendingSignalBytes == 0 {
 		c.MaxPendingSignalBytes = DefaultMaxPendingSignalBytes
+	}
+	switch {
+	case c.ProgressInterval < 0:
+		return c, errors.New("runtime: negative Config value")
+	case c.ProgressInterval == 0:
+		c.ProgressInterval = DefaultProgressInterval
 	}
 	if c.Now == nil {
 		c.Now = time.Now

@@ -90,6 +90,13 @@ type Call struct {
 	// returns. It fails with CodeConflict when the task is no longer
 	// running.
 	SaveCheckpoint func(ctx context.Context, frame []byte) error
+	// Progress receives each progress report of an activity, synchronously,
+	// as the plugin makes it: done and total are at least 0 (total 0 means
+	// unknown), done is at most a known total, and message is short valid
+	// UTF-8. It never blocks on the store: the engine buffers the latest
+	// report and writes task.progress events at most once per
+	// Config.ProgressInterval.
+	Progress func(done, total int64, message string)
 	// Workflow answers the workflow imports of a workflow call, from the
 	// task's journal (docs/workflows.md); nil for an activity.
 	Workflow WorkflowHost

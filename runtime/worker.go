@@ -31,6 +31,8 @@ type worker struct {
 	task *store.Task
 	call Call
 	logs taskLog
+	// progress throttles the progress reports of the call in progress.
+	progress progressLog
 	// next is work handed to this worker by the run that ended: the
 	// activity a workflow scheduled, or the workflow an activity woke. It
 	// runs right away, without a claim.
@@ -49,6 +51,8 @@ func (e *Engine) worker() {
 	w.call.Wasm = w.wasm
 	w.call.Log = w.logLine
 	w.call.SaveCheckpoint = w.saveCheckpoint
+	w.progress = progressLog{store: e.store, interval: e.cfg.ProgressInterval, log: e.log}
+	w.call.Progress = w.progress.report
 	for {
 		select {
 		case it := <-e.sched.work:
@@ -125,8 +129,10 @@ func (w *worker) run(it workItem) {
 		return
 	}
 	w.logs.reset()
+	w.progress.begin(t.ID)
 	res, err := w.invoke(callCtx, t, timeout)
 	w.logs.flush(ctx, e.store, t.ID, true)
+	w.progress.end(ctx)
 	w.settle(ctx, callCtx, t, deadline, res, err)
 }
 

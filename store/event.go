@@ -25,6 +25,9 @@ const (
 	EventResponseCancelled = "response.cancelled"
 	// EventLog is a log line of a task, appended through EventAppend.
 	EventLog = "task.log"
+	// EventProgress is a progress report of a task's activity, appended
+	// through EventAppend with EventAppendParams.Progress.
+	EventProgress = "task.progress"
 )
 
 // IsStatusEvent reports whether events of type typ record a status: their
@@ -109,6 +112,11 @@ type EventAppendParams struct {
 	// leaves appended events behind a key that recovery frees. Defaults to
 	// nil.
 	Idempotency *IdempotencyKeyCompleteParams
+	// Progress, when set, becomes the task's progress (Task.Progress) in
+	// the same transaction, recorded at the time of the append; its
+	// UpdatedAt is ignored. Done and Total must not be negative. Defaults
+	// to nil: the progress stays as it is.
+	Progress *TaskProgress
 }
 
 // EventListParams are the params of Store.EventList.

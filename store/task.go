@@ -59,6 +59,21 @@ type Task struct {
 	FinishedAt time.Time
 	// LastSeq is the sequence number of the last event in the task's log.
 	LastSeq int64
+	// Progress is the latest progress report of the task's activity, as
+	// the last task.progress event recorded it, or nil before the first.
+	Progress *TaskProgress
+}
+
+// TaskProgress is how far a task's activity got, as it last reported.
+type TaskProgress struct {
+	// Done is the work done so far, at least 0.
+	Done int64
+	// Total is the whole work, or 0 when unknown.
+	Total int64
+	// Message is a short text, or "".
+	Message string
+	// UpdatedAt is when the report was recorded.
+	UpdatedAt time.Time
 }
 
 // ResponseID returns the id of the task's response.

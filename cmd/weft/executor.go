@@ -45,6 +45,7 @@ func (x executor) Call(ctx context.Context, c *runtime.Call) (*runtime.CallResul
 		MemoryLimit:    c.MemoryLimit,
 		LastCheckpoint: c.Checkpoint,
 		Checkpoint:     c.SaveCheckpoint,
+		Progress:       c.Progress,
 		LogFields:      []any{"task_id", c.TaskID},
 		LogSkip:        c.LogReplayed,
 	}

@@ -64,6 +64,8 @@ type serveConfig struct {
 	admission  admissionConfig
 	// cacheDir is the compilation cache (default DATA/cache).
 	cacheDir string
+	// progressInterval spaces the task.progress events of one call.
+	progressInterval time.Duration
 }
 
 func newServeCmd() *cobra.Command {
@@ -143,6 +145,7 @@ func newServeCmd() *cobra.Command {
 	f.Int64Var(&cfg.storeRetry.MaxBytes, "store-retry-bytes", runtime.DefaultStoreRetryBytes, "most bytes of outputs, errors and events those writes hold")
 	addAdmissionFlags(cmd, &cfg.admission)
 	f.StringVar(&cfg.cacheDir, "cache", "", "compilation cache directory, which daemons of one weft version may share (default DATA/cache)")
+	f.DurationVar(&cfg.progressInterval, "progress-interval", runtime.DefaultProgressInterval, "shortest time between two task.progress events of one plugin call; reports in between coalesce")
 	return cmd
 }
 
@@ -250,6 +253,8 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		MaxPendingSignalBytes: cfg.maxPendingSigBytes,
 
 		StoreRetry: cfg.storeRetry,
+
+		ProgressInterval: cfg.progressInterval,
 	})
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)

@@ -44,6 +44,16 @@ type taskSummary struct {
 	CreatedAt          string          `json:"created_at"`
 	StartedAt          string          `json:"started_at"`
 	FinishedAt         string          `json:"finished_at"`
+	Progress           *taskProgress   `json:"progress"`
+}
+
+// taskProgress is the progress field of a task document: its latest
+// progress report.
+type taskProgress struct {
+	Done      int64  `json:"done"`
+	Total     int64  `json:"total"`
+	Message   string `json:"message"`
+	UpdatedAt string `json:"updated_at"`
 }
 
 // eventsPageDoc is a page of GET /v1/tasks/{id}/events.
@@ -135,7 +145,11 @@ func printTaskSummary(ctx context.Context, c *apiClient, raw json.RawMessage, w 
 	if t.FinishedAt != "" {
 		fmt.Fprintf(w, "finished   %s%s\n", t.FinishedAt, since(firstNonEmpty(t.StartedAt, t.CreatedAt), t.FinishedAt, "run"))
 	}
-	if lastProgress != nil {
+	switch {
+	case t.Progress != nil:
+		p := t.Progress
+		fmt.Fprintf(w, "progress   %s   (at %s)\n", progress.bar(eventData{Done: &p.Done, Total: p.Total, Message: p.Message}, p.UpdatedAt), clock(p.UpdatedAt))
+	case lastProgress != nil:
 		fmt.Fprintf(w, "progress   %s\n", progress.describe(*lastProgress))
 	}
 	fmt.Fprintf(w, "input      %s\n", clip(t.Input))

@@ -12,7 +12,9 @@
  *   grow   allocates 1 MiB blocks until the memory limit stops it
  *   count  {"to": N, "checkpoint_every": K}: counts from the last
  *          checkpoint (or 0) to N, checkpointing every K steps, and returns
- *          {"count": N, "resumed_from": M}
+ *          {"count": N, "resumed_from": M}; reports its progress (done =
+ *          the count, total = N) at each checkpoint, every 4096 steps
+ *          without checkpoints, and at the end
  *
  * Build (the committed testkit-c.wasm is this command's output, run from
  * the repository root by scripts/build-wasm-c.sh):
@@ -159,6 +161,10 @@ static weft_value *grow(weft_value *input) {
     }
 }
 
+/* COUNT_PROGRESS_EVERY is how many steps apart count reports its progress
+ * when it does not checkpoint. */
+#define COUNT_PROGRESS_EVERY 4096
+
 static weft_value *count(weft_value *input) {
     int64_t to, every, from = 0;
     if (!fields(input, "count input") || !long_field(input, "to", &to) || !long_field(input, "checkpoint_every", &every))
@@ -171,14 +177,20 @@ static weft_value *count(weft_value *input) {
         return e;
     }
     weft_value_free(last);
+    /* Progress (done = the count, total = to) at each checkpoint, every
+     * COUNT_PROGRESS_EVERY steps without checkpoints, and at the end. */
+    int64_t step = every > 0 ? every : COUNT_PROGRESS_EVERY;
+    int64_t total = to > 0 ? to : 0;
     int64_t n = from;
     while (n < to) {
         n++;
+        if (n % step != 0 && n != to) continue;
         if (every > 0 && n % every == 0) {
             weft_value *v = weft_long(n);
             weft_checkpoint(v); /* a long always encodes */
             weft_value_free(v);
         }
+        weft_progress(n, total, "counting");
     }
     weft_value *outv = weft_map();
     weft_map_put(outv, "count", weft_long(n));

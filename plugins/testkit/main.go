@@ -111,22 +111,38 @@ type CountOutput struct {
 	ResumedFrom int64 `json:"resumed_from"`
 }
 
+// countProgressEvery is how many steps apart Count reports its progress
+// when it does not checkpoint.
+const countProgressEvery = 4096
+
 // Count counts from the last checkpoint (or 0) to in.To, checkpointing the
 // count every in.CheckpointEvery steps (never when it is 0 or less), and
-// returns {"count": To, "resumed_from": where it started}.
+// returns {"count": To, "resumed_from": where it started}. It reports its
+// progress (done = the count, total = To) at each checkpoint, every 4096
+// steps when it does not checkpoint, and at the end.
 func Count(ctx context.Context, in CountInput) (CountOutput, error) {
 	var from int64
 	if _, err := activity.LastCheckpoint(ctx, &from); err != nil {
 		return CountOutput{}, err
 	}
+	every := in.CheckpointEvery
+	if every <= 0 {
+		every = countProgressEvery
+	}
+	total := max(in.To, 0)
 	n := from
 	for n < in.To {
 		n++
+		if n%every != 0 && n != in.To {
+			continue
+		}
 		if in.CheckpointEvery > 0 && n%in.CheckpointEvery == 0 {
 			if err := activity.Checkpoint(ctx, n); err != nil {
 				return CountOutput{}, err
 			}
 		}
+		// The report cannot be refused: 0 < n <= total.
+		_ = activity.Progress(ctx, n, total, "counting")
 	}
 	return CountOutput{Count: n, ResumedFrom: from}, nil
 }

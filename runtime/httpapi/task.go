@@ -170,6 +170,17 @@ type taskDoc struct {
 	UpdatedAt               time.Time  `json:"updated_at"`
 	StartedAt               *time.Time `json:"started_at"`
 	FinishedAt              *time.Time `json:"finished_at"`
+	// Progress is the latest progress report of the task's activity, or
+	// null before the first.
+	Progress *progressDoc `json:"progress"`
+}
+
+// progressDoc is a task's latest progress report.
+type progressDoc struct {
+	Done      int64     `json:"done"`
+	Total     int64     `json:"total"`
+	Message   string    `json:"message"`
+	UpdatedAt time.Time `json:"updated_at"`
 }
 
 func (s *Server) taskDoc(t *store.Task) *taskDoc {
@@ -197,6 +208,9 @@ func (s *Server) taskDoc(t *store.Task) *taskDoc {
 		UpdatedAt:          t.UpdatedAt.UTC(),
 		StartedAt:          timeOrNil(t.StartedAt),
 		FinishedAt:         timeOrNil(t.FinishedAt),
+	}
+	if p := t.Progress; p != nil {
+		d.Progress = &progressDoc{Done: p.Done, Total: p.Total, Message: p.Message, UpdatedAt: p.UpdatedAt.UTC()}
 	}
 	d.Input = s.projection(d.InputEnvelope)
 	d.Output = s.projection(d.OutputEnvelope)

@@ -15,7 +15,7 @@ const (
 	// set_error and blob_read.
 	ModuleEnv = "weft:env/v1"
 	// ModuleActivity holds the imports only an activity call may use:
-	// checkpoint, last_checkpoint and cancelled.
+	// checkpoint, last_checkpoint, cancelled and progress.
 	ModuleActivity = "weft:activity/v1"
 	// ModuleWorkflow holds the imports only a workflow call may use:
 	// schedule_activity, start_timer, wait_signal, await, future_result,
@@ -74,6 +74,9 @@ const (
 	ImportLastCheckpoint = "last_checkpoint"
 	// ImportCancelled is cancelled() -> i32: 1 once cancellation was asked.
 	ImportCancelled = "cancelled"
+	// ImportProgress is progress(done i64, total i64, msg i64) -> i32:
+	// report how far the activity got; ProgressOK or ProgressRefused.
+	ImportProgress = "progress"
 )
 
 // Imports of ModuleWorkflow.
@@ -112,6 +115,12 @@ const (
 	// NoTimeout as the timeout_ms of wait_signal waits without a deadline.
 	// Any negative value means the same.
 	NoTimeout int64 = -1
+	// ProgressOK is what progress returns when the host took the report.
+	ProgressOK int32 = 0
+	// ProgressRefused is what progress returns for a report the host
+	// dropped: a negative done or total, done above a known total, or a
+	// message that is not valid UTF-8. The call goes on.
+	ProgressRefused int32 = 1
 )
 
 // Await modes, the mode argument of await.
@@ -128,6 +137,9 @@ const (
 	MaxNameLen = 256
 	// MaxLogLen is the longest log message in bytes; longer ones are cut.
 	MaxLogLen = 16 << 10
+	// MaxProgressMessageLen is the longest progress message in bytes;
+	// longer ones are cut at a rune boundary.
+	MaxProgressMessageLen = 256
 	// MaxRandomLen is the most bytes one random call may ask for.
 	MaxRandomLen = 64 << 10
 	// MaxAwait is the most futures one await call may name.

@@ -2,6 +2,7 @@ package activity
 
 import (
 	"context"
+	"errors"
 
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/sdk-wasm/abi"
@@ -117,3 +118,22 @@ func LastCheckpoint(ctx context.Context, valuePtr any) (bool, error) {
 // activity polls it and returns early (for example with an error of type
 // "cancelled").
 func Cancelled(context.Context) bool { return hostcall.Cancelled() }
+
+// ErrProgressRefused is what Progress returns for a report the host
+// refused: a negative done or total, done above a known total, or a
+// message that is not valid UTF-8.
+var ErrProgressRefused = errors.New("weft: progress report refused")
+
+// Progress reports how far the activity got: done units of work out of
+// total (0 when the total is unknown), with an optional short message
+// (at most 256 bytes are kept, cut at a rune boundary). The user sees it
+// live, as task.progress events and the task's progress field; the daemon
+// records at most a few reports a second and always the last one, so an
+// activity may report as often as it likes. Progress never waits for the
+// store. It returns ErrProgressRefused for a report the host refused.
+func Progress(ctx context.Context, done, total int64, message string) error {
+	if !hostcall.Progress(done, total, message) {
+		return ErrProgressRefused
+	}
+	return nil
+}

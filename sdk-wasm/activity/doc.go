@@ -44,12 +44,18 @@
 // other error becomes a retryable ApplicationError of type "error"; a panic
 // becomes a retryable one of type "panic" whose details hold the stack.
 //
-// # Checkpoints and cancellation
+// # Checkpoints, cancellation and progress
 //
 // Checkpoint records a Value that LastCheckpoint returns in the next attempt
 // of the same task, so a long activity resumes where it stopped. Cancelled
 // reports whether the task was asked to stop; a cancelled activity that keeps
-// running is stopped by force once the host's grace period ends.
+// running is stopped by force once the host's grace period ends. Progress
+// reports how far the activity got, for the user to watch live:
+//
+//	for i, f := range files {
+//		copyFile(f)
+//		_ = activity.Progress(ctx, int64(i+1), int64(len(files)), f.Name)
+//	}
 //
 // The wire contract behind this package is docs/abi.md (weft ABI v1).
 package activity

@@ -26,6 +26,7 @@ WEFT_IMPORT("weft:env/v1", "blob_read") void weft__blob_read(uint64_t dst);
 WEFT_IMPORT("weft:activity/v1", "checkpoint") void weft__checkpoint(uint64_t frame);
 WEFT_IMPORT("weft:activity/v1", "last_checkpoint") int64_t weft__last_checkpoint(void);
 WEFT_IMPORT("weft:activity/v1", "cancelled") int32_t weft__cancelled(void);
+WEFT_IMPORT("weft:activity/v1", "progress") int32_t weft__progress(int64_t done, int64_t total, uint64_t msg);
 WEFT_IMPORT("weft:workflow/v1", "schedule_activity")
 int64_t weft__schedule_activity(uint64_t module, uint64_t function, uint64_t input, uint64_t options);
 WEFT_IMPORT("weft:workflow/v1", "start_timer") int64_t weft__start_timer(int64_t duration_ms);
@@ -1039,6 +1040,9 @@ void weft_host_blob_read(void *dst, size_t n) { weft__blob_read(pack(dst, n)); }
 void weft_host_checkpoint(const void *frame, size_t n) { weft__checkpoint(pack(frame, n)); }
 int64_t weft_host_last_checkpoint(void) { return weft__last_checkpoint(); }
 int32_t weft_host_cancelled(void) { return weft__cancelled(); }
+int32_t weft_host_progress(int64_t done, int64_t total, const void *msg, size_t n) {
+    return weft__progress(done, total, pack(msg, n));
+}
 
 int64_t weft_host_schedule_activity(const void *module, size_t module_len, const void *function, size_t function_len,
                                     const void *input, size_t input_len, const void *options, size_t options_len) {
@@ -1082,6 +1086,11 @@ weft_code weft_last_checkpoint(weft_value **v) {
 }
 
 bool weft_cancelled(void) { return weft__cancelled() != 0; }
+
+bool weft_progress(int64_t done, int64_t total, const char *msg) {
+    size_t n = msg ? strlen(msg) : 0;
+    return weft__progress(done, total, pack(msg, n)) == WEFT_PROGRESS_OK;
+}
 
 /* ----------------------------------------------------------------------
  * Workflows (docs/abi.md, "weft:workflow/v1")

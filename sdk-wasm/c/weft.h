@@ -60,10 +60,16 @@ extern "C" {
 #define WEFT_AWAIT_ALL 1
 /* WEFT_NO_TIMEOUT as a signal timeout waits without a deadline. */
 #define WEFT_NO_TIMEOUT (-1)
+/* What weft_host_progress returns: the host took the report, or refused it
+ * (a negative count, done above a known total, a message that is not valid
+ * UTF-8); the call goes on either way. */
+#define WEFT_PROGRESS_OK 0
+#define WEFT_PROGRESS_REFUSED 1
 
 /* Limits the host enforces. */
 #define WEFT_MAX_NAME_LEN 256           /* function, module, signal names */
 #define WEFT_MAX_LOG_LEN (16 << 10)     /* longer log lines are cut */
+#define WEFT_MAX_PROGRESS_MESSAGE_LEN 256 /* longer progress messages are cut */
 #define WEFT_MAX_RANDOM_LEN (64 << 10)  /* one random import call */
 #define WEFT_MAX_AWAIT 1024             /* futures in one await */
 #define WEFT_MAX_FUNCTIONS 1024         /* functions in a manifest */
@@ -271,6 +277,14 @@ weft_code weft_last_checkpoint(weft_value **out);
 /* weft_cancelled reports whether the task was asked to stop; a long
  * activity polls it and returns early. */
 bool weft_cancelled(void);
+/* weft_progress reports how far the activity got: done units of work out of
+ * total (0 when unknown), with a short UTF-8 message (NULL or "" for none;
+ * the host keeps its first WEFT_MAX_PROGRESS_MESSAGE_LEN bytes, cut at a
+ * character boundary). The user sees it live; the daemon records a few
+ * reports a second and always the last one, so report as often as you like.
+ * It never waits for the store. It returns false when the host refused the
+ * report (a negative count, done above a known total, invalid UTF-8). */
+bool weft_progress(int64_t done, int64_t total, const char *msg);
 
 /* ----------------------------------------------------------------------
  * Workflows (weft:workflow/v1)
@@ -363,6 +377,7 @@ void weft_host_blob_read(void *dst, size_t n);
 void weft_host_checkpoint(const void *frame, size_t n);
 int64_t weft_host_last_checkpoint(void); /* blob length, or WEFT_NO_BLOB */
 int32_t weft_host_cancelled(void);
+int32_t weft_host_progress(int64_t done, int64_t total, const void *msg, size_t n); /* WEFT_PROGRESS_OK or _REFUSED */
 /* weft:workflow/v1 */
 int64_t weft_host_schedule_activity(const void *module, size_t module_len, const void *function, size_t function_len,
                                     const void *input, size_t input_len, const void *options, size_t options_len);

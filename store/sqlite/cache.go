@@ -92,6 +92,10 @@ func cloneTask(t *store.Task) *store.Task {
 	c.Checkpoint = clonePayload(t.Checkpoint)
 	c.Output = clonePayload(t.Output)
 	c.Retry.NonRetryableErrorTypes = slices.Clone(t.Retry.NonRetryableErrorTypes)
+	if t.Progress != nil {
+		pr := *t.Progress
+		c.Progress = &pr
+	}
 	if t.Error != nil {
 		e := *t.Error
 		e.Details = clonePayload(t.Error.Details)

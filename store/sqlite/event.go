@@ -44,10 +44,13 @@ func (db *DB) EventAppend(ctx context.Context, p *store.EventAppendParams) ([]*s
 			return nil, fmt.Errorf("append events: %w", err)
 		}
 	}
+	if pr := p.Progress; pr != nil && (pr.Done < 0 || pr.Total < 0) {
+		return nil, fmt.Errorf("append events: %w: progress counts must not be negative", store.ErrInvalid)
+	}
 	var out []*store.Event
 	err := db.write(ctx, func(t *tx) error {
 		var err error
-		if out, err = t.appendEvents(p.TaskID, p.Events, now(), p.Wake); err != nil {
+		if out, err = t.appendEvents(p.TaskID, p.Events, now(), p.Wake, p.Progress); err != nil {
 			return err
 		}
 		if p.Idempotency != nil {
@@ -65,8 +68,9 @@ func (db *DB) EventAppend(ctx context.Context, p *store.EventAppendParams) ([]*s
 
 // appendEvents appends ds to the log of the unfinished task taskID, taking
 // the sequence numbers with one update; wake makes a queued task claimable
-// now, or a waiting workflow due now.
-func (t *tx) appendEvents(taskID string, ds []store.EventDraft, n time.Time, wake bool) ([]*store.Event, error) {
+// now, or a waiting workflow due now, and a non-nil progress becomes the
+// task's progress, updated at n.
+func (t *tx) appendEvents(taskID string, ds []store.EventDraft, n time.Time, wake bool, progress *store.TaskProgress) ([]*store.Event, error) {
 	var out []*store.Event
 	err := t.withTask(taskID, func(task *store.Task) error {
 		if task.Status.IsTerminal() {
@@ -78,7 +82,15 @@ func (t *tx) appendEvents(taskID string, ds []store.EventDraft, n time.Time, wak
 		prev := task.LastSeq
 		task.LastSeq += int64(len(ds))
 		task.UpdatedAt = n
-		if err := t.execOne("UPDATE tasks SET last_seq = ?, updated_at = ?, not_before = ? WHERE id = ? AND last_seq = ?",
+		if progress != nil {
+			pr := *progress
+			pr.UpdatedAt = n
+			task.Progress = &pr
+			if err := t.execOne("UPDATE tasks SET last_seq = ?, updated_at = ?, not_before = ?, progress = ? WHERE id = ? AND last_seq = ?",
+				task.LastSeq, ms(n), ms(task.NotBefore), marshalProgress(&pr), taskID, prev); err != nil {
+				return err
+			}
+		} else if err := t.execOne("UPDATE tasks SET last_seq = ?, updated_at = ?, not_before = ? WHERE id = ? AND last_seq = ?",
 			task.LastSeq, ms(n), ms(task.NotBefore), taskID, prev); err != nil {
 			return err
 		}

@@ -59,7 +59,7 @@ const taskColumns = `id, module, module_digest, function, kind, input_codec, inp
 	timeout_ms, retry, attempt, checkpoint_codec, checkpoint, output_codec, output,
 	error_code, error_message, error_type, error_non_retryable, error_details_codec, error_details,
 	owner_client_id, parent_task_id, not_before, created_at, updated_at, started_at, finished_at, last_seq,
-	memory_limit`
+	memory_limit, progress`
 
 // taskColumnsNoPayloads is taskColumns with every payload read as NULL.
 var taskColumnsNoPayloads = strings.NewReplacer(
@@ -90,14 +90,20 @@ func scanTask(s scanner) (*store.Task, error) {
 		errNonRetryable                        sql.NullInt64
 		timeoutMS, notBefore, created, updated int64
 		started, finished                      sql.NullInt64
+		progress                               sql.NullString
 	)
 	err := s.Scan(&t.ID, &t.Module, &t.ModuleDigest, &t.Function, &kind, &inCodec, &in, &status, &onRestart,
 		&timeoutMS, &retry, &t.Attempt, &cpCodec, &cp, &outCodec, &out,
 		&errCode, &errMsg, &errType, &errNonRetryable, &errDtCodec, &errDt,
 		&t.OwnerClientID, &parent, &notBefore, &created, &updated, &started, &finished, &t.LastSeq,
-		&t.MemoryLimit)
+		&t.MemoryLimit, &progress)
 	if err != nil {
 		return nil, err
+	}
+	if progress.Valid {
+		if t.Progress, err = unmarshalProgress(progress.String); err != nil {
+			return nil, fmt.Errorf("task %s: %w", t.ID, err)
+		}
 	}
 	t.Kind = store.Kind(kind)
 	t.Status = store.Status(status)
@@ -125,6 +131,28 @@ func scanTask(s scanner) (*store.Task, error) {
 	t.StartedAt = fromNullMS(started)
 	t.FinishedAt = fromNullMS(finished)
 	return &t, nil
+}
+
+// progressJSON is the stored form of a task's progress, its time in Unix
+// milliseconds.
+type progressJSON struct {
+	Done      int64  `json:"done"`
+	Total     int64  `json:"total"`
+	Message   string `json:"message,omitempty"`
+	UpdatedAt int64  `json:"updated_at"`
+}
+
+func marshalProgress(p *store.TaskProgress) string {
+	b, _ := json.Marshal(progressJSON{Done: p.Done, Total: p.Total, Message: p.Message, UpdatedAt: ms(p.UpdatedAt)})
+	return string(b)
+}
+
+func unmarshalProgress(s string) (*store.TaskProgress, error) {
+	var j progressJSON
+	if err := json.Unmarshal([]byte(s), &j); err != nil {
+		return nil, fmt.Errorf("progress: %w", err)
+	}
+	return &store.TaskProgress{Done: j.Done, Total: j.Total, Message: j.Message, UpdatedAt: fromMS(j.UpdatedAt)}, nil
 }
 
 // retryJSON is the stored form of a retry policy, durations in

@@ -72,7 +72,7 @@ func (db *DB) TaskInsert(ctx context.Context, p *store.TaskInsertParams) (*store
 	err = db.write(ctx, func(t *tx) error {
 		n := now()
 		if p.ParentTaskID != "" {
-			if _, err := t.appendEvents(p.ParentTaskID, p.ParentEvents, n, false); err != nil {
+			if _, err := t.appendEvents(p.ParentTaskID, p.ParentEvents, n, false, nil); err != nil {
 				return fmt.Errorf("parent %s: %w", p.ParentTaskID, err)
 			}
 		}
@@ -342,7 +342,7 @@ func (db *DB) TaskTransition(ctx context.Context, p *store.TaskTransitionParams)
 			return err
 		}
 		if task.ParentTaskID != "" && (len(p.ParentEvents) > 0 || p.WakeParent) {
-			_, err := t.appendEvents(task.ParentTaskID, p.ParentEvents, n, p.WakeParent)
+			_, err := t.appendEvents(task.ParentTaskID, p.ParentEvents, n, p.WakeParent, nil)
 			if err != nil && !errors.Is(err, store.ErrTaskFinished) {
 				return fmt.Errorf("parent %s: %w", task.ParentTaskID, err)
 			}

@@ -231,7 +231,7 @@ func (db *DB) WorkflowChildEnd(ctx context.Context, p *store.TaskTransitionParam
 		if parentID == "" {
 			return nil
 		}
-		if _, err := t.appendEvents(parentID, p.ParentEvents, n, false); err != nil {
+		if _, err := t.appendEvents(parentID, p.ParentEvents, n, false, nil); err != nil {
 			if errors.Is(err, store.ErrTaskFinished) {
 				return nil // a finished workflow's log never grows
 			}

@@ -52,6 +52,7 @@ func Run(t *testing.T, newStore func(testing.TB) store.Store) {
 		{"WorkflowFold", testWorkflowFold},
 		{"PayloadScan", testPayloadScan},
 		{"Budget", testBudget},
+		{"Progress", testProgress},
 	}
 	for _, s := range suites {
 		t.Run(s.name, func(t *testing.T) {

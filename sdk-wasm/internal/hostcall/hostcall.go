@@ -123,6 +123,14 @@ func LastCheckpoint() ([]byte, bool) {
 // Cancelled reports whether the activity was asked to stop.
 func Cancelled() bool { return rawCancelled() != 0 }
 
+// Progress reports how far the activity got; it returns false when the
+// host refused the report.
+func Progress(done, total int64, msg string) bool {
+	ok := rawProgress(done, total, packString(msg)) == abi.ProgressOK
+	runtime.KeepAlive(msg)
+	return ok
+}
+
 // ScheduleActivity schedules an activity and returns its future id.
 func ScheduleActivity(module, function string, input, options []byte) int64 {
 	id := rawScheduleActivity(packString(module), packString(function), packBytes(input), packBytes(options))

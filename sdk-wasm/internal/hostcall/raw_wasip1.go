@@ -25,6 +25,9 @@ func rawLastCheckpoint() int64
 //go:wasmimport weft:activity/v1 cancelled
 func rawCancelled() int32
 
+//go:wasmimport weft:activity/v1 progress
+func rawProgress(done, total int64, msg uint64) int32
+
 //go:wasmimport weft:workflow/v1 schedule_activity
 func rawScheduleActivity(module, function, input, options uint64) int64
 

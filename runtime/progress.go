@@ -1,0 +1,135 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/weft-run/weft/store"
+)
+
+// EventProgress is the type of the events that carry an activity's
+// progress reports: {"done": N, "total": N, "message": "…"}, total 0 when
+// unknown, message left out when empty. One call appends at most one per
+// Config.ProgressInterval, and the last report of the call is always
+// recorded; the task's Progress field is the latest one.
+const EventProgress = store.EventProgress
+
+// progressLog throttles the progress reports of one call into
+// task.progress events. A report only replaces the pending one under a
+// lock; a goroutine of its own appends it, so the plugin call never waits
+// for the store. Between two appends of the goroutine at least the
+// interval passes; end writes what is still pending when the call ends.
+// One worker uses it for one call at a time.
+type progressLog struct {
+	store    store.Store
+	interval time.Duration
+	log      hclog.Logger
+
+	mu      sync.Mutex
+	taskID  string
+	pending store.TaskProgress // the latest report not yet appended, when has
+	has     bool
+	writing bool          // the writer goroutine runs
+	stop    chan struct{} // closed by end; nil until the first report
+	ended   bool
+	wg      sync.WaitGroup
+}
+
+// begin prepares the log for a call of task id.
+func (l *progressLog) begin(id string) {
+	l.mu.Lock()
+	l.taskID, l.has, l.stop, l.ended = id, false, nil, false
+	l.mu.Unlock()
+}
+
+// report takes one report of the call; it never blocks on the store.
+func (l *progressLog) report(done, total int64, message string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ended {
+		return
+	}
+	l.pending = store.TaskProgress{Done: done, Total: total, Message: message}
+	l.has = true
+	if l.writing {
+		return // the writer takes it at its next turn
+	}
+	if l.stop == nil {
+		l.stop = make(chan struct{})
+	}
+	l.writing = true
+	l.wg.Add(1)
+	go l.writer(l.taskID, l.stop)
+}
+
+// writer appends the pending report, waits the interval, and goes on while
+// reports keep coming; it ends once an interval passed without one, or
+// when the call ends (end appends what is left).
+func (l *progressLog) writer(id string, stop <-chan struct{}) {
+	defer l.wg.Done()
+	timer := time.NewTimer(l.interval)
+	defer timer.Stop()
+	for {
+		l.mu.Lock()
+		if !l.has || l.ended {
+			l.writing = false
+			l.mu.Unlock()
+			return
+		}
+		p := l.pending
+		l.has = false
+		l.mu.Unlock()
+		l.append(context.Background(), id, &p)
+		timer.Reset(l.interval)
+		select {
+		case <-timer.C:
+		case <-stop:
+		}
+	}
+}
+
+// end stops the writer, waits for its append in flight, and appends the
+// report still pending, so the last report of the call is recorded, once,
+// before the call's outcome is written.
+func (l *progressLog) end(ctx context.Context) {
+	l.mu.Lock()
+	l.ended = true
+	if l.stop != nil {
+		close(l.stop)
+	}
+	l.mu.Unlock()
+	l.wg.Wait()
+	l.mu.Lock()
+	p, has, id := l.pending, l.has, l.taskID
+	l.has = false
+	l.mu.Unlock()
+	if has {
+		l.append(ctx, id, &p)
+	}
+}
+
+// progressData is the payload of a task.progress event.
+type progressData struct {
+	Done    int64  `json:"done"`
+	Total   int64  `json:"total"`
+	Message string `json:"message,omitempty"`
+}
+
+// append writes one task.progress event and the task's progress with it.
+// A task that has already finished keeps its log as it is.
+func (l *progressLog) append(ctx context.Context, id string, p *store.TaskProgress) {
+	payload, err := json.Marshal(progressData{Done: p.Done, Total: p.Total, Message: p.Message})
+	if err != nil {
+		return
+	}
+	_, err = l.store.EventAppend(ctx, &store.EventAppendParams{TaskID: id, Progress: p,
+		Events: []store.EventDraft{{Type: EventProgress, Payload: payload}}})
+	if err != nil && !errors.Is(err, store.ErrTaskFinished) {
+		l.log.Warn("record task progress", "task_id", id, "error", err)
+	}
+}
