@@ -61,12 +61,17 @@ func TestE2ELogFormatJSON(t *testing.T) {
 	_, err = d.Stop()
 	require.NoError(t, err)
 
+	plugin := map[string]int{} // plugin lines of the workflow, over both runs
 	for start := 1; start <= 2; start++ {
 		log, err := os.ReadFile(filepath.Join(d.logDir, fmt.Sprintf("daemon-%d.log", start)))
 		require.NoError(t, err)
 		recs := requireJSONLines(t, string(log))
 		recovered := 0
 		for _, rec := range recs {
+			if rec["task_id"] == id {
+				msg, _ := rec["@message"].(string)
+				plugin[msg]++
+			}
 			if rec["@message"] == "recovered tasks" {
 				recovered++
 				require.Equal(t, float64(1), rec["requeued"], "the sleep (retry) was requeued: %v", rec)
@@ -76,4 +81,10 @@ func TestE2ELogFormatJSON(t *testing.T) {
 			require.Equal(t, 1, recovered, "the recovery is logged once")
 		}
 	}
+	// Each plugin line once: not under two loggers, and not again when
+	// the workflow replays its journal after the restart and the signal.
+	require.Equal(t, map[string]int{
+		"waiting for approval artifact=web-4.0.0.tar.gz": 1,
+		"approved by=json": 1,
+	}, plugin)
 }
