@@ -3,12 +3,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"net/http"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -220,33 +217,6 @@ func (r *retryFlags) policy(cmd *cobra.Command) (map[string]any, error) {
 		return nil, nil
 	}
 	return p, nil
-}
-
-// sizeUnits are the units parseSize accepts, longest first.
-var sizeUnits = []struct {
-	suffix string
-	factor int64
-}{
-	{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10},
-	{"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3},
-	{"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1},
-}
-
-// parseSize reads a byte count: a whole number with an optional unit
-// (B, K/KiB, M/MiB, G/GiB as powers of 1024; KB, MB, GB as powers of 1000).
-func parseSize(s string) (int64, error) {
-	num, factor := s, int64(1)
-	for _, u := range sizeUnits {
-		if strings.HasSuffix(s, u.suffix) {
-			num, factor = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.factor
-			break
-		}
-	}
-	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n <= 0 || n > math.MaxInt64/factor {
-		return 0, fmt.Errorf("invalid size %q (use e.g. 64MiB, 1GiB or a byte count)", s)
-	}
-	return n * factor, nil
 }
 
 // taskErrorText is how a finished task's status and error read to a
