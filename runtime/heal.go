@@ -335,7 +335,7 @@ func (e *Engine) rerunWorkflow(ctx context.Context, id string) error {
 		e.taskFinished(t)
 	case store.StatusRunning:
 		e.jcache.drop(id)
-		if err := e.store.WorkflowResume(ctx, []string{id}); err != nil {
+		if err := e.store.WorkflowResume(ctx, &store.WorkflowResumeParams{IDs: []string{id}}); err != nil {
 			return err
 		}
 		e.wf.markDue()

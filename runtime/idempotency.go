@@ -136,7 +136,7 @@ func (e *Engine) IdempotencyComplete(ctx context.Context, clientID, key string, 
 // flight.
 func (e *Engine) IdempotencyRelease(ctx context.Context, clientID, key string) error {
 	defer e.keys.drop(clientID, key)
-	err := e.store.IdempotencyKeyRelease(ctx, clientID, key)
+	err := e.store.IdempotencyKeyRelease(ctx, &store.IdempotencyKeyReleaseParams{ClientID: clientID, Key: key})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return Errorf(CodeConflict, "idempotency key %q is not in flight", key)

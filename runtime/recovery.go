@@ -43,7 +43,7 @@ func (e *Engine) recoverTasks(ctx context.Context) ([]*store.Task, error) {
 			resumed = append(resumed, t)
 		}
 	}
-	if err := e.store.WorkflowResume(ctx, workflows); err != nil {
+	if err := e.store.WorkflowResume(ctx, &store.WorkflowResumeParams{IDs: workflows}); err != nil {
 		return nil, fmt.Errorf("recover: %w", err)
 	}
 	e.wf.markDue() // timers that fell due while the server was down fire now

@@ -31,7 +31,9 @@ func (e *Engine) retentionLoop(ctx context.Context) {
 // purge runs one retention pass.
 func (e *Engine) purge(ctx context.Context) (*store.RetentionPurgeResult, error) {
 	e.svc.Store(nil) // pick up configuration changes
-	res, err := e.store.RetentionPurge(ctx, e.now().Add(-e.retention(ctx)), e.cfg.RetentionBatch)
+	res, err := e.store.RetentionPurge(ctx, &store.RetentionPurgeParams{
+		OlderThan: e.now().Add(-e.retention(ctx)), Batch: e.cfg.RetentionBatch,
+	})
 	if err != nil {
 		return res, err
 	}

@@ -14,8 +14,10 @@ type Client struct {
 	// Scopes are the scopes granted, such as admin or tasks:write.
 	Scopes []string
 	// CreatedAt is when the client was created.
+	// Millisecond precision, UTC.
 	CreatedAt time.Time
 	// RevokedAt is when the client was revoked; zero while active.
+	// Millisecond precision, UTC.
 	RevokedAt time.Time
 	// MaxMemoryLimit is the largest memory limit, in bytes, the client's
 	// tasks may ask for; zero means the daemon's default ceiling.
@@ -53,10 +55,13 @@ type Pairing struct {
 	// Scopes are the scopes the redeeming client gets.
 	Scopes []string
 	// CreatedAt is when the code was made.
+	// Millisecond precision, UTC.
 	CreatedAt time.Time
 	// ExpiresAt is when the code stops working.
+	// Millisecond precision, UTC.
 	ExpiresAt time.Time
 	// UsedAt is when the code was redeemed; zero before.
+	// Millisecond precision, UTC.
 	UsedAt time.Time
 	// ClientID is the client created by the redemption, or "".
 	ClientID string
@@ -68,7 +73,8 @@ type PairingInsertParams struct {
 	CodeHash []byte
 	// Scopes are the scopes to grant. Defaults to none.
 	Scopes []string
-	// ExpiresAt is when the code stops working. Required.
+	// ExpiresAt is when the code stops working; stored truncated to the
+	// millisecond, in UTC. Required.
 	ExpiresAt time.Time
 }
 

@@ -33,6 +33,29 @@
 // a {codec, blob} envelope under a key ending in "_envelope", which is the
 // slot the pre-deploy preflight inspects.
 //
+// # Time
+//
+// Every time the store keeps (of tasks, events, responses, clients,
+// pairings, idempotency keys, modules and the service) is stored and
+// returned truncated to the millisecond, in UTC, and so are durations
+// (timeouts, retention periods): a time written with nanoseconds, in any
+// zone, reads back as its UTC millisecond. A time the store sets itself is
+// its clock at the commit, at millisecond precision: an event's CreatedAt is
+// when the transaction that appended it committed, and the times of a task
+// (CreatedAt, UpdatedAt, StartedAt, FinishedAt) those of the writes that set
+// them. The engine relies on this: it builds records in memory (the task a
+// request is answered with before the insert, the events a workflow run
+// replays before they are read back) with times truncated the same way, and
+// they must equal what a later read returns.
+//
+// # Validation
+//
+// Every params struct has a Validate method holding the rules of its
+// method's params; a backend calls it first and returns its ErrInvalid
+// error, so every backend refuses the same params with the same message.
+// ValidDigest and ValidModuleName are the forms of a module digest and a
+// module name.
+//
 // # Usage
 //
 //	t, err := s.TaskInsert(ctx, &store.TaskInsertParams{

@@ -71,6 +71,7 @@ type Event struct {
 	// Payload is a JSON document.
 	Payload json.RawMessage
 	// CreatedAt is when the event was committed.
+	// Millisecond precision, UTC.
 	CreatedAt time.Time
 }
 

@@ -33,8 +33,10 @@ type IdempotencyKey struct {
 	// for a key bound to no task.
 	TaskID string
 	// CreatedAt is when the key was first used.
+	// Millisecond precision, UTC.
 	CreatedAt time.Time
 	// ExpiresAt is when the key is forgotten.
+	// Millisecond precision, UTC.
 	ExpiresAt time.Time
 }
 
@@ -86,7 +88,8 @@ type IdempotencyKeyBeginParams struct {
 	Key string
 	// RequestDigest is the digest of the canonical request. Required.
 	RequestDigest []byte
-	// ExpiresAt is when a new key is forgotten. Required.
+	// ExpiresAt is when a new key is forgotten; stored truncated to the
+	// millisecond, in UTC. Required.
 	ExpiresAt time.Time
 	// Now decides whether a stored key has expired. Defaults to the current
 	// time.
@@ -116,6 +119,14 @@ type IdempotencyKeyCompleteParams struct {
 
 // IdempotencyKeyRef names an in-flight idempotency key of a client.
 type IdempotencyKeyRef struct {
+	// ClientID is the client. Required.
+	ClientID string
+	// Key is the key. Required.
+	Key string
+}
+
+// IdempotencyKeyReleaseParams are the params of Store.IdempotencyKeyRelease.
+type IdempotencyKeyReleaseParams struct {
 	// ClientID is the client. Required.
 	ClientID string
 	// Key is the key. Required.

@@ -17,6 +17,7 @@ type Module struct {
 	// Functions are the exported functions.
 	Functions []Function
 	// CreatedAt is when the version was deployed.
+	// Millisecond precision, UTC.
 	CreatedAt time.Time
 }
 

@@ -21,8 +21,10 @@ type Response struct {
 	// Error is the error of a failed task, or the reason of a cancelled one.
 	Error *TaskError `json:"error,omitempty"`
 	// CreatedAt is when the task was created.
+	// Millisecond precision, UTC.
 	CreatedAt time.Time `json:"created_at"`
 	// FinishedAt is when the task finished.
+	// Millisecond precision, UTC.
 	FinishedAt time.Time `json:"finished_at"`
 }
 

@@ -8,8 +8,10 @@ type ServiceConfig struct {
 	// ID is the service identity, "svc_" followed by a ULID.
 	ID string
 	// CreatedAt is the first start.
+	// Millisecond precision, UTC.
 	CreatedAt time.Time
 	// UpdatedAt is the last change.
+	// Millisecond precision, UTC.
 	UpdatedAt time.Time
 	// RetentionPeriod is how long finished tasks are kept.
 	RetentionPeriod time.Duration

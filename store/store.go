@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"time"
 )
 
 // Sentinel errors returned by every Store implementation. Methods wrap them
@@ -32,14 +31,6 @@ var (
 	ErrExpired = errors.New("store: expired")
 	// ErrUsed reports a pairing code that was already redeemed.
 	ErrUsed = errors.New("store: already used")
-	// ErrSchemaTooNew reports a database written by a newer weft whose schema
-	// this binary does not know; it is never modified.
-	ErrSchemaTooNew = errors.New("store: database schema is newer than this binary")
-	// ErrCorrupt reports a database file that is damaged, truncated or not a
-	// weft database at all.
-	ErrCorrupt = errors.New("store: database corrupt")
-	// ErrReadOnly reports a write on a store opened read-only.
-	ErrReadOnly = errors.New("store: read-only")
 	// ErrClosed reports a call on a closed store.
 	ErrClosed = errors.New("store: closed")
 )
@@ -47,7 +38,11 @@ var (
 // Store is the persistence contract of weft (persistence §11). Every method
 // is safe for concurrent use. A write method returns only after its
 // transaction is durably committed; each names the sentinels it returns, and
-// any method may also return ErrClosed, ErrReadOnly or a wrapped I/O error.
+// any method may also return ErrClosed, an error of the backend's own (such
+// as store/sqlite's ErrReadOnly) or a wrapped I/O error. A method with a
+// params struct returns ErrInvalid for params whose Validate method refuses
+// them, before it reads or writes anything. Times are stored and returned at
+// millisecond precision, in UTC (see the package doc).
 //
 // # Notes
 //
@@ -173,11 +168,11 @@ type Store interface {
 	// waits, it stops waiting and is handed to the caller, claimed, instead
 	// of being woken for the scheduler. Errors as TaskTransition.
 	WorkflowChildEnd(ctx context.Context, params *TaskTransitionParams) (*WorkflowChildEndResult, error)
-	// WorkflowResume makes each running workflow of ids that is not waiting
+	// WorkflowResume makes each running workflow of params.IDs that is not waiting
 	// claimable now by WorkflowClaim, and leaves a waiting one waiting: at
 	// start-up, a workflow that was in the middle of a run (policy resume)
 	// runs again from its journal. Ids of other tasks are ignored.
-	WorkflowResume(ctx context.Context, ids []string) error
+	WorkflowResume(ctx context.Context, params *WorkflowResumeParams) error
 
 	// EventAppend appends events to a task's log with the next sequence
 	// numbers, in one transaction. Status event types are reserved for the
@@ -211,15 +206,17 @@ type Store interface {
 	// IdempotencyKeyRelease deletes an in-flight key whose request failed
 	// before it changed anything. A key bound to a task is kept, since its
 	// task was committed: the call then changes nothing and returns nil. It
-	// returns ErrNotFound unless the key is in flight.
-	IdempotencyKeyRelease(ctx context.Context, clientID, key string) error
+	// returns ErrNotFound unless the key is in flight, and ErrInvalid for
+	// missing fields.
+	IdempotencyKeyRelease(ctx context.Context, params *IdempotencyKeyReleaseParams) error
 
 	// RetentionPurge deletes finished tasks whose finish time is before
-	// olderThan, with their events and responses, and idempotency keys
-	// expired by now, in batches of at most batch rows, each its own short
-	// transaction. It never touches an unfinished task (persistence §11.2).
-	// A batch of 0 or less means 500.
-	RetentionPurge(ctx context.Context, olderThan time.Time, batch int) (*RetentionPurgeResult, error)
+	// params.OlderThan, with their events and responses, and idempotency
+	// keys expired by now, in batches of at most params.Batch rows, each its
+	// own short transaction. It never touches an unfinished task
+	// (persistence §11.2). It returns ErrInvalid for a missing cutoff or a
+	// negative batch.
+	RetentionPurge(ctx context.Context, params *RetentionPurgeParams) (*RetentionPurgeResult, error)
 
 	// PayloadScan calls fn for every stored durable value and every stored
 	// JSON document that may hold envelopes, for the pre-deploy preflight.

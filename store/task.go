@@ -48,14 +48,19 @@ type Task struct {
 	ParentTaskID string
 	// NotBefore is the earliest time a queued task may be claimed (retry
 	// backoff, timers).
+	// Millisecond precision, UTC.
 	NotBefore time.Time
 	// CreatedAt is when the task was inserted.
+	// Millisecond precision, UTC.
 	CreatedAt time.Time
 	// UpdatedAt is the time of the last write to the task or its log.
+	// Millisecond precision, UTC.
 	UpdatedAt time.Time
 	// StartedAt is when the task first became running; zero before.
+	// Millisecond precision, UTC.
 	StartedAt time.Time
 	// FinishedAt is when the task reached a terminal status; zero before.
+	// Millisecond precision, UTC.
 	FinishedAt time.Time
 	// LastSeq is the sequence number of the last event in the task's log.
 	LastSeq int64
@@ -73,6 +78,7 @@ type TaskProgress struct {
 	// Message is a short text, or "".
 	Message string
 	// UpdatedAt is when the report was recorded.
+	// Millisecond precision, UTC.
 	UpdatedAt time.Time
 }
 
@@ -132,7 +138,8 @@ type TaskInsertParams struct {
 	Input Payload
 	// OnRestart is the restart policy. Defaults to OnRestartFail.
 	OnRestart OnRestart
-	// Timeout bounds one attempt. Defaults to 0 (none).
+	// Timeout bounds one attempt; stored truncated to the millisecond.
+	// Defaults to 0 (none).
 	Timeout time.Duration
 	// MemoryLimit bounds the memory of the task's plugin calls, in bytes.
 	// Defaults to 0 (the host's default).
@@ -147,7 +154,8 @@ type TaskInsertParams struct {
 	// ParentEvents are appended to the parent's log in the same
 	// transaction, such as activity.scheduled. Defaults to none.
 	ParentEvents []EventDraft
-	// NotBefore delays the first claim. Defaults to the insert time.
+	// NotBefore delays the first claim; stored truncated to the
+	// millisecond, in UTC. Defaults to the insert time.
 	NotBefore time.Time
 	// Idempotency, when set, completes that in-flight idempotency key with
 	// its status and body in the same transaction. Defaults to nil.
@@ -217,7 +225,8 @@ type TaskTransitionParams struct {
 	// otherwise.
 	Error *TaskError
 	// NotBefore is when a task moving to queued may be claimed again (retry
-	// backoff, timers). Defaults to now.
+	// backoff, timers); stored truncated to the millisecond, in UTC.
+	// Defaults to now.
 	NotBefore time.Time
 	// ClearCheckpoint drops the checkpoint, for a retry from scratch.
 	// Defaults to false.

@@ -12,7 +12,7 @@ type WorkflowCommitParams struct {
 	// replayed. With Wait, the commit happens only when the log has not
 	// grown since: an event that arrived during the run (a signal, a
 	// finished activity) may change what the workflow does, so it must run
-	// again. Ignored without Wait.
+	// again. Ignored without Wait. Defaults to 0.
 	LastSeq int64
 	// Events are appended to the workflow's log, in order, before the
 	// status event of a workflow that ends. Defaults to none.
@@ -28,7 +28,8 @@ type WorkflowCommitParams struct {
 	// Defaults to false: the workflow ends with To.
 	Wait bool
 	// WakeAt is when a waiting workflow falls due (its earliest timer or
-	// signal timeout). Defaults to never: only an event wakes it.
+	// signal timeout); stored truncated to the millisecond, in UTC.
+	// Defaults to never: only an event wakes it.
 	WakeAt time.Time
 	// To is the terminal status of a workflow that ends: completed or
 	// failed. Required without Wait.
@@ -88,6 +89,7 @@ type WorkflowClaimResult struct {
 	Tasks []*Task
 	// NextWakeAt is the earliest wake time of the workflows still waiting,
 	// or the zero time when none waits for a time.
+	// Millisecond precision, UTC.
 	NextWakeAt time.Time
 	// Refused reports that the gate kept due workflows waiting.
 	Refused bool
@@ -100,4 +102,11 @@ type WorkflowChildEndResult struct {
 	// Parent is the workflow, running, when it was waiting and is now
 	// handed to the caller; nil otherwise.
 	Parent *Task
+}
+
+// WorkflowResumeParams are the params of Store.WorkflowResume.
+type WorkflowResumeParams struct {
+	// IDs are the workflows to make claimable; ids of other tasks are
+	// ignored. Defaults to none (the call does nothing).
+	IDs []string
 }

@@ -28,9 +28,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
+
+	"github.com/weft-run/weft/store"
 )
 
 // Sentinel errors of the package.
@@ -47,8 +48,6 @@ var (
 
 // DigestPrefix starts every digest.
 const DigestPrefix = "sha256:"
-
-var digestRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 
 // tempPrefix starts the names of files being written.
 const tempPrefix = ".tmp-"
@@ -102,7 +101,7 @@ func Digest(data []byte) string {
 
 // CheckDigest returns ErrInvalidDigest unless digest is well formed.
 func CheckDigest(digest string) error {
-	if !digestRE.MatchString(digest) {
+	if !store.ValidDigest(digest) {
 		return fmt.Errorf("%w: %q", ErrInvalidDigest, digest)
 	}
 	return nil

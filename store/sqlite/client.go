@@ -31,16 +31,9 @@ func scanClient(s scanner) (*store.Client, error) {
 	return &c, nil
 }
 
-func checkClient(p *store.ClientInsertParams) error {
-	if p.Name == "" || len(p.TokenHash) == 0 {
-		return fmt.Errorf("%w: client name and token hash are required", store.ErrInvalid)
-	}
-	return nil
-}
-
 // ClientInsert implements store.Store.
 func (db *DB) ClientInsert(ctx context.Context, p *store.ClientInsertParams) (*store.Client, error) {
-	if err := checkClient(p); err != nil {
+	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("insert client: %w", err)
 	}
 	var c *store.Client
@@ -144,8 +137,8 @@ func (db *DB) ClientRevoke(ctx context.Context, id string) (*store.Client, error
 
 // PairingInsert implements store.Store.
 func (db *DB) PairingInsert(ctx context.Context, p *store.PairingInsertParams) (*store.Pairing, error) {
-	if len(p.CodeHash) == 0 || p.ExpiresAt.IsZero() {
-		return nil, fmt.Errorf("insert pairing: %w: code hash and expiry are required", store.ErrInvalid)
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("insert pairing: %w", err)
 	}
 	var pr *store.Pairing
 	err := db.write(ctx, func(t *tx) error {
@@ -172,13 +165,10 @@ func (db *DB) PairingInsert(ctx context.Context, p *store.PairingInsertParams) (
 
 // PairingRedeem implements store.Store.
 func (db *DB) PairingRedeem(ctx context.Context, p *store.PairingRedeemParams) (*store.Client, error) {
-	if len(p.CodeHash) == 0 {
-		return nil, fmt.Errorf("redeem pairing: %w: code hash is required", store.ErrInvalid)
-	}
-	cp := &store.ClientInsertParams{Name: p.ClientName, TokenHash: p.TokenHash}
-	if err := checkClient(cp); err != nil {
+	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("redeem pairing: %w", err)
 	}
+	cp := &store.ClientInsertParams{Name: p.ClientName, TokenHash: p.TokenHash}
 	var c *store.Client
 	err := db.write(ctx, func(t *tx) error {
 		n := now()
@@ -220,8 +210,8 @@ func (db *DB) PairingRedeem(ctx context.Context, p *store.PairingRedeemParams) (
 
 // ClientUpdate implements store.Store.
 func (db *DB) ClientUpdate(ctx context.Context, p *store.ClientUpdateParams) (*store.Client, error) {
-	if p.MaxMemoryLimit != nil && *p.MaxMemoryLimit < 0 {
-		return nil, fmt.Errorf("update client: %w: negative memory limit", store.ErrInvalid)
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("update client: %w", err)
 	}
 	var c *store.Client
 	err := db.write(ctx, func(t *tx) error {

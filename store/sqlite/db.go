@@ -54,7 +54,7 @@ type Config struct {
 	BusyTimeout time.Duration
 	// ReadOnly opens the database for reading only: no migration, no
 	// writer, the file is never modified (pre-deploy preflight). Write
-	// methods return store.ErrReadOnly. Defaults to false.
+	// methods return ErrReadOnly. Defaults to false.
 	ReadOnly bool
 	// MaxBatch caps the jobs of one group commit. Defaults to 512.
 	MaxBatch int
@@ -100,8 +100,8 @@ func (c Config) withDefaults() (Config, error) {
 }
 
 // Open opens (creating it if needed) and migrates the database at
-// cfg.Path, and starts the writer. It returns store.ErrCorrupt for a damaged
-// file or one that is not a weft database, and store.ErrSchemaTooNew for a
+// cfg.Path, and starts the writer. It returns ErrCorrupt for a damaged
+// file or one that is not a weft database, and ErrSchemaTooNew for a
 // database from a newer weft.
 func Open(ctx context.Context, cfg Config) (*DB, error) {
 	cfg, err := cfg.withDefaults()
@@ -284,7 +284,7 @@ func (db *DB) closeAll() error {
 // write runs fn as one job of a group commit and returns its error.
 func (db *DB) write(ctx context.Context, fn func(*tx) error) error {
 	if db.w == nil {
-		return store.ErrReadOnly
+		return ErrReadOnly
 	}
 	return db.w.submit(ctx, fn)
 }
@@ -330,7 +330,7 @@ func (db *DB) query(ctx context.Context, query string, args ...any) (*sql.Rows, 
 	return rows, nil
 }
 
-// checkFile turns a damaged or foreign file into store.ErrCorrupt.
+// checkFile turns a damaged or foreign file into ErrCorrupt.
 func checkFile(ctx context.Context, conn *sql.Conn, skipQuickCheck bool) error {
 	// Reading the schema is the first access to the file: a file that is
 	// not a database fails here.
@@ -360,12 +360,12 @@ func checkFile(ctx context.Context, conn *sql.Conn, skipQuickCheck bool) error {
 		return classify(err)
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("%w: integrity check failed: %s", store.ErrCorrupt, strings.Join(problems, "; "))
+		return fmt.Errorf("%w: integrity check failed: %s", ErrCorrupt, strings.Join(problems, "; "))
 	}
 	return nil
 }
 
-// classify maps SQLite's damage codes to store.ErrCorrupt, keeping the
+// classify maps SQLite's damage codes to ErrCorrupt, keeping the
 // driver's message.
 func classify(err error) error {
 	if err == nil {
@@ -375,7 +375,7 @@ func classify(err error) error {
 	if errors.As(err, &se) {
 		switch se.Code() & 0xff {
 		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
-			return fmt.Errorf("%w: %v", store.ErrCorrupt, err)
+			return fmt.Errorf("%w: %v", ErrCorrupt, err)
 		}
 	}
 	return err

@@ -116,7 +116,7 @@ func TestOpen(t *testing.T) {
 
 		for _, ro := range []bool{false, true} {
 			_, err = sqlite.Open(t.Context(), sqlite.Config{Path: path, ReadOnly: ro})
-			require.ErrorIs(t, err, store.ErrSchemaTooNew)
+			require.ErrorIs(t, err, sqlite.ErrSchemaTooNew)
 			require.ErrorContains(t, err, "upgrade weft")
 		}
 		require.Equal(t, before, mustSum(t, path), "the newer database is left unchanged")
@@ -171,7 +171,7 @@ func TestOpen(t *testing.T) {
 				tc.wreck(t, path)
 				for _, ro := range []bool{false, true} {
 					db, err := sqlite.Open(t.Context(), sqlite.Config{Path: path, ReadOnly: ro})
-					require.ErrorIs(t, err, store.ErrCorrupt, "read-only=%v", ro)
+					require.ErrorIs(t, err, sqlite.ErrCorrupt, "read-only=%v", ro)
 					require.ErrorContains(t, err, path)
 					require.Nil(t, db)
 				}
@@ -198,7 +198,7 @@ func TestOpen(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, task.ID, got.ID)
 		_, _, err = ro.TaskCancel(t.Context(), task.ID)
-		require.ErrorIs(t, err, store.ErrReadOnly)
+		require.ErrorIs(t, err, sqlite.ErrReadOnly)
 		require.Equal(t, before, mustSum(t, path))
 	})
 

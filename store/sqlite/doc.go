@@ -37,6 +37,6 @@
 // The schema lives in migration/NNNN_name.sql, embedded and applied in
 // order at Open, each in its own transaction and recorded in
 // schema_migrations. A database whose recorded version is newer than the
-// binary gives store.ErrSchemaTooNew and is left untouched; a damaged file
-// gives store.ErrCorrupt.
+// binary gives ErrSchemaTooNew and is left untouched; a damaged file
+// gives ErrCorrupt.
 package sqlite

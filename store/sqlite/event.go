@@ -14,38 +14,10 @@ import (
 
 var emptyObject = json.RawMessage("{}")
 
-// checkDrafts validates events to append: a type that is not a status
-// type, and a JSON payload.
-func checkDrafts(ds []store.EventDraft) error {
-	for _, d := range ds {
-		if d.Type == "" {
-			return fmt.Errorf("%w: event type is required", store.ErrInvalid)
-		}
-		if store.IsStatusEvent(d.Type) {
-			return fmt.Errorf("%w: event type %s is written only by status changes", store.ErrInvalid, d.Type)
-		}
-		if d.Payload != nil && !json.Valid(d.Payload) {
-			return fmt.Errorf("%w: payload of event %s is not JSON", store.ErrInvalid, d.Type)
-		}
-	}
-	return nil
-}
-
 // EventAppend implements store.Store.
 func (db *DB) EventAppend(ctx context.Context, p *store.EventAppendParams) ([]*store.Event, error) {
-	if p.TaskID == "" || len(p.Events) == 0 {
-		return nil, fmt.Errorf("append events: %w: task id and events are required", store.ErrInvalid)
-	}
-	if err := checkDrafts(p.Events); err != nil {
+	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("append events: %w", err)
-	}
-	if p.Idempotency != nil {
-		if err := checkComplete(p.Idempotency); err != nil {
-			return nil, fmt.Errorf("append events: %w", err)
-		}
-	}
-	if pr := p.Progress; pr != nil && (pr.Done < 0 || pr.Total < 0) {
-		return nil, fmt.Errorf("append events: %w: progress counts must not be negative", store.ErrInvalid)
 	}
 	var out []*store.Event
 	err := db.write(ctx, func(t *tx) error {

@@ -15,8 +15,8 @@ import (
 // one job of the single writer, so concurrent identical calls are
 // serialised and exactly one of them sees the key free.
 func (db *DB) IdempotencyKeyBegin(ctx context.Context, p *store.IdempotencyKeyBeginParams) (*store.IdempotencyKeyBeginResult, error) {
-	if p.ClientID == "" || p.Key == "" || len(p.RequestDigest) == 0 || p.ExpiresAt.IsZero() {
-		return nil, fmt.Errorf("begin idempotency key: %w: client, key, request digest and expiry are required", store.ErrInvalid)
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("begin idempotency key: %w", err)
 	}
 	var res *store.IdempotencyKeyBeginResult
 	err := db.write(ctx, func(t *tx) error {
@@ -77,16 +77,9 @@ func (db *DB) IdempotencyKeyBegin(ctx context.Context, p *store.IdempotencyKeyBe
 	return res, nil
 }
 
-func checkComplete(p *store.IdempotencyKeyCompleteParams) error {
-	if p.ClientID == "" || p.Key == "" || p.StatusCode <= 0 {
-		return fmt.Errorf("%w: client, key and status code are required", store.ErrInvalid)
-	}
-	return nil
-}
-
 // IdempotencyKeyComplete implements store.Store.
 func (db *DB) IdempotencyKeyComplete(ctx context.Context, p *store.IdempotencyKeyCompleteParams) error {
-	if err := checkComplete(p); err != nil {
+	if err := p.Validate(); err != nil {
 		return fmt.Errorf("complete idempotency key: %w", err)
 	}
 	if err := db.write(ctx, func(t *tx) error { return t.completeKey(p) }); err != nil {
@@ -131,7 +124,11 @@ func (t *tx) bindKey(ref *store.IdempotencyKeyRef, id string) error {
 
 // IdempotencyKeyRelease implements store.Store. A key bound to a task is
 // kept.
-func (db *DB) IdempotencyKeyRelease(ctx context.Context, clientID, key string) error {
+func (db *DB) IdempotencyKeyRelease(ctx context.Context, p *store.IdempotencyKeyReleaseParams) error {
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("release idempotency key: %w", err)
+	}
+	clientID, key := p.ClientID, p.Key
 	err := db.write(ctx, func(t *tx) error {
 		var taskID string
 		err := t.scanRow("SELECT task_id FROM idempotency_keys WHERE client_id = ? AND key = ? AND state = 'in_flight'",

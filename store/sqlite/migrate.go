@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-
-	"github.com/weft-run/weft/store"
 )
 
 //go:embed migration/*.sql
@@ -111,7 +109,7 @@ func migrate(ctx context.Context, conn *sql.Conn, log hclog.Logger) error {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	if !tracked && tables > 0 {
-		return fmt.Errorf("%w: the file holds %d tables but no weft schema", store.ErrCorrupt, tables)
+		return fmt.Errorf("%w: the file holds %d tables but no weft schema", ErrCorrupt, tables)
 	}
 	if current > len(ms) {
 		return tooNew(current, len(ms))
@@ -160,7 +158,7 @@ func checkVersion(ctx context.Context, conn *sql.Conn) error {
 	known := SchemaVersion()
 	switch {
 	case !tracked && tables > 0:
-		return fmt.Errorf("%w: the file holds %d tables but no weft schema", store.ErrCorrupt, tables)
+		return fmt.Errorf("%w: the file holds %d tables but no weft schema", ErrCorrupt, tables)
 	case current > known:
 		return tooNew(current, known)
 	case current < known:
@@ -171,5 +169,5 @@ func checkVersion(ctx context.Context, conn *sql.Conn) error {
 
 func tooNew(found, known int) error {
 	return fmt.Errorf("%w: database schema version %d, this binary knows up to %d; upgrade weft (the database was left unchanged)",
-		store.ErrSchemaTooNew, found, known)
+		ErrSchemaTooNew, found, known)
 }

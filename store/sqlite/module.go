@@ -6,12 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 
 	"github.com/weft-run/weft/store"
 )
-
-var moduleNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
 const moduleColumns = "name, version, digest, size, functions, created_at"
 
@@ -33,18 +30,8 @@ func scanModule(s scanner) (*store.Module, error) {
 
 // ModuleInsert implements store.Store.
 func (db *DB) ModuleInsert(ctx context.Context, p *store.ModuleInsertParams) (*store.Module, error) {
-	switch {
-	case !moduleNameRE.MatchString(p.Name):
-		return nil, fmt.Errorf("insert module: %w: bad module name %q", store.ErrInvalid, p.Name)
-	case !digestRE.MatchString(p.Digest):
-		return nil, fmt.Errorf("insert module: %w: digest %q is not sha256:<64 lowercase hex>", store.ErrInvalid, p.Digest)
-	case p.Size <= 0:
-		return nil, fmt.Errorf("insert module: %w: size must be positive", store.ErrInvalid)
-	}
-	for _, f := range p.Functions {
-		if f.Name == "" || !f.Kind.Valid() {
-			return nil, fmt.Errorf("insert module: %w: function %q of kind %q", store.ErrInvalid, f.Name, f.Kind)
-		}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("insert module: %w", err)
 	}
 	fns := p.Functions
 	if fns == nil {

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/weft-run/weft/store"
 )
@@ -16,12 +15,16 @@ const purgeSelect = `SELECT id FROM tasks WHERE finished_at IS NOT NULL AND fini
 
 // RetentionPurge implements store.Store. Each batch is its own job, so other
 // writes run between batches and no batch holds the writer for long.
-func (db *DB) RetentionPurge(ctx context.Context, olderThan time.Time, batch int) (*store.RetentionPurgeResult, error) {
-	if batch <= 0 {
-		batch = 500
+func (db *DB) RetentionPurge(ctx context.Context, p *store.RetentionPurgeParams) (*store.RetentionPurgeResult, error) {
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("purge tasks: %w", err)
+	}
+	batch := p.Batch
+	if batch == 0 {
+		batch = store.DefaultRetentionBatch
 	}
 	res := &store.RetentionPurgeResult{}
-	cutoff := ms(olderThan)
+	cutoff := ms(p.OlderThan)
 	for {
 		var tasks, events, responses int64
 		err := db.write(ctx, func(t *tx) error {

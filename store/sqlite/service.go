@@ -40,13 +40,8 @@ func (t *tx) getService() (*store.ServiceConfig, error) {
 
 // ServiceInit implements store.Store.
 func (db *DB) ServiceInit(ctx context.Context, p *store.ServiceInitParams) (*store.ServiceInitResult, error) {
-	if p.RetentionPeriod < 0 || p.IdempotencyKeyTTL < 0 {
-		return nil, fmt.Errorf("init service: %w: negative period", store.ErrInvalid)
-	}
-	if p.AdminClient != nil {
-		if err := checkClient(p.AdminClient); err != nil {
-			return nil, fmt.Errorf("init service: admin client: %w", err)
-		}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("init service: %w", err)
 	}
 	var res *store.ServiceInitResult
 	err := db.write(ctx, func(t *tx) error {
@@ -102,8 +97,8 @@ func (db *DB) ServiceGet(ctx context.Context) (*store.ServiceConfig, error) {
 
 // ServiceUpdate implements store.Store.
 func (db *DB) ServiceUpdate(ctx context.Context, p *store.ServiceUpdateParams) (*store.ServiceConfig, error) {
-	if p.RetentionPeriod < 0 || p.IdempotencyKeyTTL < 0 {
-		return nil, fmt.Errorf("update service: %w: negative period", store.ErrInvalid)
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("update service: %w", err)
 	}
 	var c *store.ServiceConfig
 	err := db.write(ctx, func(t *tx) error {

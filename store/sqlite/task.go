@@ -5,59 +5,15 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/weft-run/weft/store"
 )
 
-var digestRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
-
-func checkInsert(p *store.TaskInsertParams) error {
-	switch {
-	case p.Module == "":
-		return fmt.Errorf("%w: task module is required", store.ErrInvalid)
-	case !digestRE.MatchString(p.ModuleDigest):
-		return fmt.Errorf("%w: task module digest %q is not sha256:<64 lowercase hex>", store.ErrInvalid, p.ModuleDigest)
-	case p.Function == "":
-		return fmt.Errorf("%w: task function is required", store.ErrInvalid)
-	case p.Kind != "" && !p.Kind.Valid():
-		return fmt.Errorf("%w: unknown task kind %q", store.ErrInvalid, p.Kind)
-	case p.OnRestart != "" && !p.OnRestart.Valid():
-		return fmt.Errorf("%w: unknown on_restart policy %q", store.ErrInvalid, p.OnRestart)
-	case p.Timeout < 0:
-		return fmt.Errorf("%w: negative task timeout", store.ErrInvalid)
-	case p.ParentTaskID == "" && len(p.ParentEvents) > 0:
-		return fmt.Errorf("%w: parent events without a parent task", store.ErrInvalid)
-	}
-	if p.ID != "" {
-		if err := store.CheckID(store.TaskIDPrefix, p.ID); err != nil {
-			return err
-		}
-	}
-	if err := checkDrafts(p.ParentEvents); err != nil {
-		return err
-	}
-	if p.Idempotency != nil {
-		if err := checkComplete(p.Idempotency); err != nil {
-			return err
-		}
-	}
-	if r := p.IdempotencyTask; r != nil {
-		if p.Idempotency != nil {
-			return fmt.Errorf("%w: an idempotency key is completed or bound, not both", store.ErrInvalid)
-		}
-		if r.ClientID == "" || r.Key == "" {
-			return fmt.Errorf("%w: client and key are required", store.ErrInvalid)
-		}
-	}
-	return nil
-}
-
 // TaskInsert implements store.Store.
 func (db *DB) TaskInsert(ctx context.Context, p *store.TaskInsertParams) (*store.Task, error) {
-	if err := checkInsert(p); err != nil {
+	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("insert task: %w", err)
 	}
 	id := p.ID
@@ -193,6 +149,9 @@ func (db *DB) TaskGet(ctx context.Context, id string) (*store.Task, error) {
 
 // TaskList implements store.Store.
 func (db *DB) TaskList(ctx context.Context, p *store.TaskListParams) ([]*store.Task, error) {
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("list tasks: %w", err)
+	}
 	var (
 		where []string
 		args  []any
@@ -216,9 +175,6 @@ func (db *DB) TaskList(ctx context.Context, p *store.TaskListParams) ([]*store.T
 	if len(p.Statuses) > 0 {
 		marks := make([]string, len(p.Statuses))
 		for i, s := range p.Statuses {
-			if !s.Valid() {
-				return nil, fmt.Errorf("list tasks: %w: unknown status %q", store.ErrInvalid, s)
-			}
 			marks[i] = "?"
 			args = append(args, string(s))
 		}
@@ -297,33 +253,9 @@ func (db *DB) TaskCount(ctx context.Context) (map[store.Status]int, error) {
 	return out, nil
 }
 
-func checkTransition(p *store.TaskTransitionParams) error {
-	if p.ID == "" {
-		return fmt.Errorf("%w: task id is required", store.ErrInvalid)
-	}
-	if len(p.From) == 0 {
-		return fmt.Errorf("%w: no expected status (From) given", store.ErrInvalid)
-	}
-	if !p.To.Valid() {
-		return fmt.Errorf("%w: unknown status %q", store.ErrInvalid, p.To)
-	}
-	for _, f := range p.From {
-		if !store.CanTransition(f, p.To) {
-			return fmt.Errorf("%w: no transition %s → %s", store.ErrInvalid, f, p.To)
-		}
-	}
-	if p.To == store.StatusFailed && (p.Error == nil || p.Error.Code == "") {
-		return fmt.Errorf("%w: a failed task needs an error code", store.ErrInvalid)
-	}
-	if err := checkDrafts(p.Events); err != nil {
-		return err
-	}
-	return checkDrafts(p.ParentEvents)
-}
-
 // TaskTransition implements store.Store.
 func (db *DB) TaskTransition(ctx context.Context, p *store.TaskTransitionParams) (*store.Task, error) {
-	if err := checkTransition(p); err != nil {
+	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("transition task: %w", err)
 	}
 	m := &move{to: p.To, reason: p.Reason, events: p.Events, notBefore: p.NotBefore, clearCheckpoint: p.ClearCheckpoint}
@@ -485,10 +417,7 @@ func (t *tx) claimQueued(limit int, at int64, n time.Time, gate store.ClaimGate)
 
 // TaskCheckpoint implements store.Store.
 func (db *DB) TaskCheckpoint(ctx context.Context, p *store.TaskCheckpointParams) (*store.Task, error) {
-	if p.ID == "" || p.Checkpoint.IsZero() {
-		return nil, fmt.Errorf("checkpoint task: %w: task id and checkpoint are required", store.ErrInvalid)
-	}
-	if err := checkDrafts(p.Events); err != nil {
+	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("checkpoint task: %w", err)
 	}
 	var task *store.Task

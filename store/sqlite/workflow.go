@@ -14,55 +14,11 @@ import (
 // workflowClaimBatch bounds the rows one WorkflowClaim reads per query.
 const workflowClaimBatch = 256
 
-func checkWorkflowCommit(p *store.WorkflowCommitParams) error {
-	switch {
-	case p.ID == "":
-		return fmt.Errorf("%w: task id is required", store.ErrInvalid)
-	case p.Wait && p.To != "":
-		return fmt.Errorf("%w: a waiting workflow has no terminal status", store.ErrInvalid)
-	case !p.Wait && p.To != store.StatusCompleted && p.To != store.StatusFailed:
-		return fmt.Errorf("%w: a workflow that ends moves to completed or failed, not %q", store.ErrInvalid, p.To)
-	case p.To == store.StatusFailed && (p.Error == nil || p.Error.Code == ""):
-		return fmt.Errorf("%w: a failed task needs an error code", store.ErrInvalid)
-	}
-	if err := checkDrafts(p.Events); err != nil {
-		return err
-	}
-	if c := p.EndChild; c != nil {
-		if err := checkTransition(c); err != nil {
-			return err
-		}
-		if !slices.Equal(c.From, []store.Status{store.StatusRunning}) {
-			return fmt.Errorf("%w: a child folded into a workflow commit ends from running", store.ErrInvalid)
-		}
-		if c.To != store.StatusCompleted && c.To != store.StatusFailed {
-			return fmt.Errorf("%w: a child folded into a workflow commit ends completed or failed, not %q", store.ErrInvalid, c.To)
-		}
-		if err := checkDrafts(c.ParentEvents); err != nil {
-			return err
-		}
-	}
-	for _, c := range p.Children {
-		if c.ParentTaskID != "" && c.ParentTaskID != p.ID {
-			return fmt.Errorf("%w: child task of %s names the parent %s", store.ErrInvalid, p.ID, c.ParentTaskID)
-		}
-		if len(c.ParentEvents) > 0 || c.Idempotency != nil {
-			return fmt.Errorf("%w: a child task of a workflow commit has no parent events or idempotency key", store.ErrInvalid)
-		}
-		child := *c
-		child.ParentTaskID = p.ID // checkInsert wants the parent set
-		if err := checkInsert(&child); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // WorkflowCommit implements store.Store. The task row is written first (a
 // stale cached row is then read again before anything else was written),
 // then the events, the wait row and the children.
 func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams) (*store.WorkflowCommitResult, error) {
-	if err := checkWorkflowCommit(p); err != nil {
+	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("commit workflow: %w", err)
 	}
 	var started *store.Task
@@ -205,11 +161,8 @@ func (t *tx) checkWaiting(task *store.Task) error {
 
 // WorkflowChildEnd implements store.Store.
 func (db *DB) WorkflowChildEnd(ctx context.Context, p *store.TaskTransitionParams) (*store.WorkflowChildEndResult, error) {
-	if err := checkTransition(p); err != nil {
+	if err := p.ValidateChildEnd(); err != nil {
 		return nil, fmt.Errorf("end child task: %w", err)
-	}
-	if !p.To.IsTerminal() {
-		return nil, fmt.Errorf("end child task: %w: %s is not a terminal status", store.ErrInvalid, p.To)
 	}
 	m := &move{to: p.To, reason: p.Reason, events: p.Events, clearCheckpoint: p.ClearCheckpoint}
 	switch p.To {
@@ -355,7 +308,11 @@ func (db *DB) WorkflowClaim(ctx context.Context, p *store.WorkflowClaimParams) (
 
 // WorkflowResume implements store.Store. A row left by an older attempt is
 // replaced.
-func (db *DB) WorkflowResume(ctx context.Context, ids []string) error {
+func (db *DB) WorkflowResume(ctx context.Context, p *store.WorkflowResumeParams) error {
+	if err := p.Validate(); err != nil {
+		return fmt.Errorf("resume workflows: %w", err)
+	}
+	ids := p.IDs
 	for len(ids) > 0 {
 		batch := ids[:min(len(ids), recoverBatch)]
 		ids = ids[len(batch):]

@@ -76,7 +76,7 @@ func testIdempotency(t *testing.T, newStore func(testing.TB) store.Store) {
 
 		err := s.IdempotencyKeyComplete(ctx, &store.IdempotencyKeyCompleteParams{ClientID: "cli_a", Key: "k", StatusCode: 500})
 		require.ErrorIs(t, err, store.ErrNotFound, "a done key cannot be completed again")
-		require.ErrorIs(t, s.IdempotencyKeyRelease(ctx, "cli_a", "k"), store.ErrNotFound, "a done key cannot be released")
+		require.ErrorIs(t, s.IdempotencyKeyRelease(ctx, &store.IdempotencyKeyReleaseParams{ClientID: "cli_a", Key: "k"}), store.ErrNotFound, "a done key cannot be released")
 		require.Equal(t, 202, begin(t, s, "cli_a", "k", "req").Key.StatusCode)
 	})
 
@@ -85,8 +85,8 @@ func testIdempotency(t *testing.T, newStore func(testing.TB) store.Store) {
 		s := newStore(t)
 		ctx := t.Context()
 		require.Equal(t, store.IdempotencyNew, begin(t, s, "cli_a", "k", "req").Outcome)
-		require.NoError(t, s.IdempotencyKeyRelease(ctx, "cli_a", "k"))
-		require.ErrorIs(t, s.IdempotencyKeyRelease(ctx, "cli_a", "k"), store.ErrNotFound)
+		require.NoError(t, s.IdempotencyKeyRelease(ctx, &store.IdempotencyKeyReleaseParams{ClientID: "cli_a", Key: "k"}))
+		require.ErrorIs(t, s.IdempotencyKeyRelease(ctx, &store.IdempotencyKeyReleaseParams{ClientID: "cli_a", Key: "k"}), store.ErrNotFound)
 		require.Equal(t, store.IdempotencyNew, begin(t, s, "cli_a", "k", "other").Outcome, "a released key is free")
 	})
 

@@ -36,7 +36,7 @@ func testIdempotencyTask(t *testing.T, newStore func(testing.TB) store.Store) {
 		require.Equal(t, task.ID, got.Key.TaskID)
 		require.Equal(t, store.IdempotencyMismatch, begin(t, s, "k", "other").Outcome)
 
-		require.NoError(t, s.IdempotencyKeyRelease(ctx, "cli_a", "k"), "releasing a bound key keeps it")
+		require.NoError(t, s.IdempotencyKeyRelease(ctx, &store.IdempotencyKeyReleaseParams{ClientID: "cli_a", Key: "k"}), "releasing a bound key keeps it")
 		require.Equal(t, store.IdempotencyTask, begin(t, s, "k", "req").Outcome)
 
 		res, err := s.TaskRecover(ctx)

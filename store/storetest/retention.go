@@ -38,13 +38,13 @@ func testRetention(t *testing.T, newStore func(testing.TB) store.Store) {
 		}
 
 		// A cutoff before every finish purges nothing.
-		res, err := s.RetentionPurge(ctx, finished[0].FinishedAt, 2)
+		res, err := s.RetentionPurge(ctx, &store.RetentionPurgeParams{OlderThan: finished[0].FinishedAt, Batch: 2})
 		require.NoError(t, err)
 		require.Zero(t, res.Tasks)
 
 		// A cutoff far in the future purges every finished task, in batches,
 		// and not one unfinished task.
-		res, err = s.RetentionPurge(ctx, time.Now().Add(1000*time.Hour), 2)
+		res, err = s.RetentionPurge(ctx, &store.RetentionPurgeParams{OlderThan: time.Now().Add(1000 * time.Hour), Batch: 2})
 		require.NoError(t, err)
 		require.Equal(t, 5, res.Tasks)
 		require.Equal(t, 5, res.Responses)
@@ -81,7 +81,7 @@ func testRetention(t *testing.T, newStore func(testing.TB) store.Store) {
 		recent := MustInsertTask(t, s, nil)
 		_, _, err = s.TaskCancel(ctx, recent.ID)
 		require.NoError(t, err)
-		res, err := s.RetentionPurge(ctx, cutoff, 0)
+		res, err := s.RetentionPurge(ctx, &store.RetentionPurgeParams{OlderThan: cutoff, Batch: 0})
 		require.NoError(t, err)
 		require.Equal(t, 1, res.Tasks)
 		_, err = s.TaskGet(ctx, old.ID)
@@ -103,7 +103,7 @@ func testRetention(t *testing.T, newStore func(testing.TB) store.Store) {
 			begin(k, past)
 		}
 		begin("fresh", time.Now().Add(time.Hour))
-		res, err := s.RetentionPurge(ctx, time.Now().Add(-time.Hour), 2)
+		res, err := s.RetentionPurge(ctx, &store.RetentionPurgeParams{OlderThan: time.Now().Add(-time.Hour), Batch: 2})
 		require.NoError(t, err)
 		require.Equal(t, 3, res.IdempotencyKeys)
 		got, err := s.IdempotencyKeyBegin(ctx, &store.IdempotencyKeyBeginParams{ClientID: "cli_a", Key: "fresh",

@@ -53,6 +53,8 @@ func Run(t *testing.T, newStore func(testing.TB) store.Store) {
 		{"PayloadScan", testPayloadScan},
 		{"Budget", testBudget},
 		{"Progress", testProgress},
+		{"Validate", testValidate},
+		{"TimePrecision", testTimePrecision},
 	}
 	for _, s := range suites {
 		t.Run(s.name, func(t *testing.T) {

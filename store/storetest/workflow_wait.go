@@ -227,10 +227,10 @@ func testWorkflowWait(t *testing.T, newStore func(testing.TB) store.Store) {
 		require.Equal(t, waitingBefore.LastSeq, MustCheckLog(t, s, waiting.ID).LastSeq,
 			"a workflow that waited gets no event: nothing of it was running")
 
-		require.NoError(t, s.WorkflowResume(ctx, rec.Resumed))
+		require.NoError(t, s.WorkflowResume(ctx, &store.WorkflowResumeParams{IDs: rec.Resumed}))
 		require.Equal(t, []string{inRun.ID}, idsOf(claimDue(t, s, time.Time{}).Tasks),
 			"the workflow that was in a run runs again; the waiting one keeps waiting")
-		require.NoError(t, s.WorkflowResume(ctx, []string{store.NewID(store.TaskIDPrefix)}), "unknown ids are ignored")
+		require.NoError(t, s.WorkflowResume(ctx, &store.WorkflowResumeParams{IDs: []string{store.NewID(store.TaskIDPrefix)}}), "unknown ids are ignored")
 	})
 
 	t.Run("Invalid", func(t *testing.T) {
