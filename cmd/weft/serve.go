@@ -269,8 +269,10 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	if err := engine.Open(ctx); err != nil {
 		return fmt.Errorf("open engine: %w", err)
 	}
-	api, err := httpapi.New(httpapi.Config{Engine: engine, Logger: logger.Named("http"), Metrics: reg,
-		MaxPageBytes: cfg.maxPageBytes, MaxProjectionBytes: cfg.maxProjectionBytes, MaxReadBytes: cfg.maxReadBytes})
+	api, err := httpapi.New(httpapi.Config{
+		Engine: engine, Logger: logger.Named("http"), Metrics: reg,
+		MaxPageBytes: cfg.maxPageBytes, MaxProjectionBytes: cfg.maxProjectionBytes, MaxReadBytes: cfg.maxReadBytes,
+	})
 	if err != nil {
 		return fmt.Errorf("http api: %w", err)
 	}

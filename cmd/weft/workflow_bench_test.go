@@ -47,11 +47,13 @@ func MustBenchEngine(tb testing.TB) *benchEngine {
 	dir := tb.TempDir()
 	log := hclog.NewNullLogger()
 	be := &benchEngine{}
-	db, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(dir, "weft.db"), Logger: log,
+	db, err := sqlite.Open(ctx, sqlite.Config{
+		Path: filepath.Join(dir, "weft.db"), Logger: log,
 		ObserveCommit: func(_ int, d time.Duration) {
 			be.commits.Add(1)
 			be.commitTime.Add(int64(d))
-		}})
+		},
+	})
 	require.NoError(tb, err)
 	files, err := blob.New(blob.Config{Dir: dir})
 	require.NoError(tb, err)
@@ -187,8 +189,10 @@ func BenchmarkWorkflowReplay(b *testing.B) {
 
 	in, err := codec.EncodeFrame(codec.Long(7))
 	require.NoError(b, err)
-	echo := &runtime.Call{TaskID: "bench", Module: "wfbench", Digest: runtime.Digest(goWasm), Function: "echo", Input: in,
-		Wasm: func(context.Context) ([]byte, error) { return goWasm, nil }}
+	echo := &runtime.Call{
+		TaskID: "bench", Module: "wfbench", Digest: runtime.Digest(goWasm), Function: "echo", Input: in,
+		Wasm: func(context.Context) ([]byte, error) { return goWasm, nil },
+	}
 	// echoCall is the cost of a warm call of the Go echo activity.
 	echoCall := func(b *testing.B) cost {
 		return measure(func() {

@@ -79,11 +79,13 @@ func report(b *testing.B, ops int, elapsed time.Duration, unit string) {
 func openBench(b *testing.B) *sqlite.DB {
 	b.Helper()
 	var commits, jobs atomic.Int64
-	db, err := sqlite.Open(b.Context(), sqlite.Config{Path: filepath.Join(b.TempDir(), "weft.db"), SkipQuickCheck: true,
+	db, err := sqlite.Open(b.Context(), sqlite.Config{
+		Path: filepath.Join(b.TempDir(), "weft.db"), SkipQuickCheck: true,
 		ObserveCommit: func(n int, _ time.Duration) {
 			commits.Add(1)
 			jobs.Add(int64(n))
-		}})
+		},
+	})
 	require.NoError(b, err)
 	b.Cleanup(func() {
 		db.Close(context.Background())
@@ -95,8 +97,10 @@ func openBench(b *testing.B) *sqlite.DB {
 }
 
 func insertParams() *store.TaskInsertParams {
-	return &store.TaskInsertParams{Module: "echo", ModuleDigest: storetest.Digest, Function: "echo",
-		Input: storetest.Frame("input"), OwnerClientID: "cli_bench"}
+	return &store.TaskInsertParams{
+		Module: "echo", ModuleDigest: storetest.Digest, Function: "echo",
+		Input: storetest.Frame("input"), OwnerClientID: "cli_bench",
+	}
 }
 
 // BenchmarkBaselineCommit is the raw limit: one durable commit per row.
@@ -241,13 +245,17 @@ func lifecycle(b *testing.B, db *sqlite.DB, n, submitters, workers int) {
 					inner.Add(1)
 					go func() {
 						defer inner.Done()
-						if _, err := db.TaskTransition(ctx, &store.TaskTransitionParams{ID: t.ID,
-							From: []store.Status{store.StatusLoading}, To: store.StatusRunning}); err != nil {
+						if _, err := db.TaskTransition(ctx, &store.TaskTransitionParams{
+							ID:   t.ID,
+							From: []store.Status{store.StatusLoading}, To: store.StatusRunning,
+						}); err != nil {
 							fail(err)
 							return
 						}
-						if _, err := db.TaskTransition(ctx, &store.TaskTransitionParams{ID: t.ID,
-							From: []store.Status{store.StatusRunning}, To: store.StatusCompleted, Output: storetest.Frame("out")}); err != nil {
+						if _, err := db.TaskTransition(ctx, &store.TaskTransitionParams{
+							ID:   t.ID,
+							From: []store.Status{store.StatusRunning}, To: store.StatusCompleted, Output: storetest.Frame("out"),
+						}); err != nil {
 							fail(err)
 							return
 						}

@@ -58,8 +58,10 @@ func TestFailedJobLeavesNoTrace(t *testing.T) {
 	parent := storetest.MustRunning(t, db, &store.TaskInsertParams{Kind: store.KindWorkflow})
 	taken := storetest.MustInsertTask(t, db, nil)
 	for range 3 {
-		_, err := db.TaskInsert(ctx, &store.TaskInsertParams{ID: taken.ID, Module: "m", ModuleDigest: storetest.Digest, Function: "f",
-			ParentTaskID: parent.ID, ParentEvents: []store.EventDraft{{Type: "activity.scheduled"}}})
+		_, err := db.TaskInsert(ctx, &store.TaskInsertParams{
+			ID: taken.ID, Module: "m", ModuleDigest: storetest.Digest, Function: "f",
+			ParentTaskID: parent.ID, ParentEvents: []store.EventDraft{{Type: "activity.scheduled"}},
+		})
 		require.ErrorIs(t, err, store.ErrExists)
 	}
 	evs, err := db.EventAppend(ctx, &store.EventAppendParams{TaskID: parent.ID, Events: []store.EventDraft{{Type: store.EventLog}}})

@@ -48,8 +48,10 @@ func TestWriteFailureRollsBack(t *testing.T) {
 	const n = 8
 	ids := make([]string, n)
 	for i := range ids {
-		task, err := db.TaskInsert(ctx, &store.TaskInsertParams{Module: "echo", ModuleDigest: storetest.Digest, Function: "echo",
-			OnRestart: store.OnRestartRetry, Input: storetest.Frame("in")})
+		task, err := db.TaskInsert(ctx, &store.TaskInsertParams{
+			Module: "echo", ModuleDigest: storetest.Digest, Function: "echo",
+			OnRestart: store.OnRestartRetry, Input: storetest.Frame("in"),
+		})
 		require.NoError(t, err)
 		for _, to := range []store.Status{store.StatusLoading, store.StatusRunning} {
 			_, err = db.TaskTransition(ctx, &store.TaskTransitionParams{ID: task.ID, From: []store.Status{task.Status}, To: to})
@@ -59,8 +61,10 @@ func TestWriteFailureRollsBack(t *testing.T) {
 		ids[i] = task.ID
 	}
 	complete := func(id string) error {
-		_, err := db.TaskTransition(ctx, &store.TaskTransitionParams{ID: id, From: []store.Status{store.StatusRunning},
-			To: store.StatusCompleted, Output: storetest.Frame("out")})
+		_, err := db.TaskTransition(ctx, &store.TaskTransitionParams{
+			ID: id, From: []store.Status{store.StatusRunning},
+			To: store.StatusCompleted, Output: storetest.Frame("out"),
+		})
 		return err
 	}
 	// Enough log lines to spill out of SQLite's page cache into the WAL.
