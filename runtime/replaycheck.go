@@ -38,16 +38,13 @@ func (e *Engine) ModuleReplayCheck(ctx context.Context, name string, wasm []byte
 	if len(wasm) == 0 {
 		return nil, paramErrorf("body", "the module file is empty")
 	}
-	info, err := e.exec.Compile(ctx, wasm)
+	fns, err := e.compileFunctions(ctx, wasm)
 	if err != nil {
-		if ErrorCode(err) == CodeInternal {
-			return nil, &Error{Code: CodeModuleInvalid, Message: "invalid module: " + err.Error()}
-		}
 		return nil, err
 	}
 	workflows := map[string]bool{}
-	for _, f := range info.Functions {
-		if store.Kind(f.Kind) == store.KindWorkflow {
+	for _, f := range fns {
+		if f.Kind == store.KindWorkflow {
 			workflows[f.Name] = true
 		}
 	}
