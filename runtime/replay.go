@@ -140,7 +140,7 @@ func (r *replay) fire(c *command) {
 func (r *replay) record(typ string, p *journalEvent) {
 	b, err := json.Marshal(p)
 	if err != nil {
-		r.fail(fmt.Errorf("journal event %s: %w", typ, err))
+		_ = r.fail(fmt.Errorf("journal event %s: %w", typ, err))
 		return
 	}
 	r.drafts = append(r.drafts, store.EventDraft{Type: typ, Payload: b})

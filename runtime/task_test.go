@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"os"
 	"sync"
 	"testing"
@@ -334,7 +333,7 @@ func TestModule(t *testing.T) {
 			case "twice":
 				return &ModuleInfo{Functions: []Function{{Name: "f", Kind: "activity"}, {Name: "f", Kind: "activity"}}}, nil
 			}
-			return nil, errors.New("magic header not detected")
+			return nil, Errorf(CodeModuleInvalid, "invalid_module: magic header not detected")
 		}
 		tests := []struct {
 			name, module, wasm string

@@ -360,7 +360,7 @@ func TestE2EPairingSecretNotStored(t *testing.T) {
 	}))
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(d.DataDir, sqlite.FileName)+"?mode=ro")
 	require.NoError(t, err)
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	var n int
 	var stored []byte
 	require.NoError(t, db.QueryRowContext(t.Context(),

@@ -87,13 +87,7 @@ func (b *benchEngine) run(tb testing.TB, fn string, n int64) *store.Response {
 	return r
 }
 
-// start creates a task of fn of wfbench with input n and returns its id.
-func (b *benchEngine) start(tb testing.TB, fn string, n int64) string {
-	tb.Helper()
-	return b.startIn(tb, "wfbench", fn, n)
-}
-
-// startIn is start for another module.
+// startIn creates a task of fn of module with input n and returns its id.
 func (b *benchEngine) startIn(tb testing.TB, module, fn string, n int64) string {
 	tb.Helper()
 	env, err := codec.EncodeEnvelope(codec.Long(n))

@@ -159,8 +159,8 @@ func (s *Store) write(ctx context.Context, r io.Reader, want string) (string, in
 	done := false
 	defer func() {
 		if !done {
-			f.Close()
-			os.Remove(tmp)
+			_ = f.Close()
+			_ = os.Remove(tmp)
 		}
 	}()
 	h := sha256.New()
@@ -195,7 +195,7 @@ func syncDir(dir string) error {
 	if err != nil {
 		return err
 	}
-	defer d.Close()
+	defer func() { _ = d.Close() }()
 	return d.Sync()
 }
 
@@ -227,7 +227,7 @@ func (s *Store) Get(ctx context.Context, digest string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("get module file: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	h := sha256.New()
 	data, err := io.ReadAll(io.TeeReader(ctxReader{ctx, f}, h))
 	if err != nil {

@@ -37,7 +37,7 @@ func openBare(tb testing.TB) *sql.DB {
 		"?_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)")
 	require.NoError(tb, err)
 	db.SetMaxOpenConns(1)
-	tb.Cleanup(func() { db.Close() })
+	tb.Cleanup(func() { _ = db.Close() })
 	_, err = db.ExecContext(tb.Context(), "CREATE TABLE t (id INTEGER PRIMARY KEY, v BLOB NOT NULL)")
 	require.NoError(tb, err)
 	return db
@@ -51,7 +51,7 @@ func baseline(b *testing.B) float64 {
 		db := openBare(b)
 		stmt, err := db.PrepareContext(b.Context(), "INSERT INTO t (v) VALUES (?)")
 		require.NoError(b, err)
-		defer stmt.Close()
+		defer func() { _ = stmt.Close() }()
 		v := make([]byte, 64)
 		const n = 500
 		start := time.Now()
@@ -88,7 +88,7 @@ func openBench(b *testing.B) *sqlite.DB {
 	})
 	require.NoError(b, err)
 	b.Cleanup(func() {
-		db.Close(context.Background())
+		_ = db.Close(context.Background())
 		if c := commits.Load(); c > 0 {
 			b.ReportMetric(float64(jobs.Load())/float64(c), "jobs/commit")
 		}
@@ -109,7 +109,7 @@ func BenchmarkBaselineCommit(b *testing.B) {
 	db := openBare(b)
 	stmt, err := db.PrepareContext(b.Context(), "INSERT INTO t (v) VALUES (?)")
 	require.NoError(b, err)
-	defer stmt.Close()
+	defer func() { _ = stmt.Close() }()
 	v := make([]byte, 64)
 	start := time.Now()
 	for b.Loop() {
@@ -353,7 +353,7 @@ func copyFile(tb testing.TB, src, dst string) {
 	tb.Helper()
 	in, err := os.Open(src)
 	require.NoError(tb, err)
-	defer in.Close()
+	defer func() { _ = in.Close() }()
 	out, err := os.Create(dst)
 	require.NoError(tb, err)
 	_, err = io.Copy(out, in)

@@ -23,7 +23,7 @@ func TestCacheStaysExact(t *testing.T) {
 	task := storetest.MustRunning(t, db, nil) // the writer now holds its row
 	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
 	require.NoError(t, err)
-	defer raw.Close()
+	defer func() { _ = raw.Close() }()
 
 	// Another writer appends event 3.
 	_, err = raw.ExecContext(ctx, `INSERT INTO task_events (task_id, seq, type, payload, created_at) VALUES (?, 3, 'task.log', '{}', 0)`, task.ID)

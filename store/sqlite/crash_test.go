@@ -321,7 +321,7 @@ func checkAllLogs(t *testing.T, path string) {
 	t.Helper()
 	raw, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
 	require.NoError(t, err)
-	defer raw.Close()
+	defer func() { _ = raw.Close() }()
 	ctx := t.Context()
 	status := map[string]string{}
 	lastSeq := map[string]int64{}

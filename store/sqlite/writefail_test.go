@@ -122,13 +122,13 @@ func TestWriteFailureRollsBack(t *testing.T) {
 
 	raw, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
 	require.NoError(t, err)
-	defer raw.Close()
+	defer func() { _ = raw.Close() }()
 	var check string
 	require.NoError(t, raw.QueryRow("PRAGMA integrity_check").Scan(&check))
 	require.Equal(t, "ok", check)
 	db2, err := sqlite.Open(ctx, sqlite.Config{Path: path})
 	require.NoError(t, err)
-	defer db2.Close(ctx)
+	defer func() { _ = db2.Close(ctx) }()
 	for _, id := range ids {
 		task, err := db2.TaskGet(ctx, id)
 		require.NoError(t, err)
