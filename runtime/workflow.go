@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -218,7 +217,7 @@ func (w *worker) workflowWait(ctx, callCtx context.Context, t *store.Task, j *jo
 	// what it read: the journal is the log's, up to cur.LastSeq.
 	j.lastSeq = cur.LastSeq
 	for _, ev := range logs {
-		if !bytes.Contains(ev.Payload, []byte(`"dropped"`)) {
+		if isLogLine(ev.Payload) {
 			j.logged++ // as reading the log would count them
 		}
 	}
