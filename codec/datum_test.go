@@ -39,10 +39,14 @@ func TestAppendDatumEncodes(t *testing.T) {
 		{name: "empty string", value: codec.String(""), want: []byte{0x0a, 0x00}},
 		{name: "empty list", value: codec.List(), want: []byte{0x0c, 0x00}},
 		{name: "empty map", value: codec.Map(), want: []byte{0x0e, 0x00}},
-		{name: "map keeps order", value: codec.Map(kv("b", codec.Null()), kv("a", codec.Null())),
-			want: []byte{0x0e, 0x04, 0x02, 'b', 0x00, 0x02, 'a', 0x00, 0x00}},
-		{name: "duplicate keys kept", value: codec.Map(kv("a", codec.Long(1)), kv("a", codec.Long(2))),
-			want: []byte{0x0e, 0x04, 0x02, 'a', 0x04, 0x02, 0x02, 'a', 0x04, 0x04, 0x00}},
+		{
+			name: "map keeps order", value: codec.Map(kv("b", codec.Null()), kv("a", codec.Null())),
+			want: []byte{0x0e, 0x04, 0x02, 'b', 0x00, 0x02, 'a', 0x00, 0x00},
+		},
+		{
+			name: "duplicate keys kept", value: codec.Map(kv("a", codec.Long(1)), kv("a", codec.Long(2))),
+			want: []byte{0x0e, 0x04, 0x02, 'a', 0x04, 0x02, 0x02, 'a', 0x04, 0x04, 0x00},
+		},
 		{name: "smallest subnormal", value: codec.Double(5e-324), want: []byte{0x06, 1, 0, 0, 0, 0, 0, 0, 0}},
 		{name: "64 levels", value: nest(64), want: append(append(bytes.Repeat([]byte{0x0c, 0x02}, 64), 0x00), bytes.Repeat([]byte{0x00}, 64)...)},
 	}

@@ -123,7 +123,7 @@ func (d *Decoder) reset(datum []byte) error {
 	if err != nil {
 		return d.clear(err)
 	}
-	d.clear(nil)
+	_ = d.clear(nil)
 	d.d, d.c = datum, c
 	if c.dataBytes > 0 {
 		d.data = make([]byte, 0, c.dataBytes)

@@ -52,29 +52,39 @@ func TestProjectionRoundTrip(t *testing.T) {
 		{name: "plain map", value: codec.Map(kv("a", codec.Long(1)), kv("b", codec.List(codec.Bool(false)))), json: `{"a":1,"b":[false]}`},
 		{name: "plain map keeps order", value: codec.Map(kv("z", codec.Null()), kv("a", codec.Null())), json: `{"z":null,"a":null}`},
 		{name: "empty key", value: codec.Map(kv("", codec.Long(1))), json: `{"":1}`},
-		{name: "near-numeric keys stay plain", value: codec.Map(kv("01", codec.Null()), kv("1.5", codec.Null()), kv("+1", codec.Null()), kv("-0", codec.Null()), kv("1e3", codec.Null()), kv("-", codec.Null()), kv(" 1", codec.Null())),
-			json: `{"01":null,"1.5":null,"+1":null,"-0":null,"1e3":null,"-":null," 1":null}`},
+		{
+			name: "near-numeric keys stay plain", value: codec.Map(kv("01", codec.Null()), kv("1.5", codec.Null()), kv("+1", codec.Null()), kv("-0", codec.Null()), kv("1e3", codec.Null()), kv("-", codec.Null()), kv(" 1", codec.Null())),
+			json: `{"01":null,"1.5":null,"+1":null,"-0":null,"1e3":null,"-":null," 1":null}`,
+		},
 		{name: "empty map", value: codec.Map(), json: `{"$type":"map","entries":[]}`},
 		{name: "key 0", value: codec.Map(kv("0", codec.String("zero"))), json: `{"$type":"map","entries":[{"key":"0","value":"zero"}]}`},
 		{name: "key -5", value: codec.Map(kv("a", codec.Null()), kv("-5", codec.Null())), json: `{"$type":"map","entries":[{"key":"a","value":null},{"key":"-5","value":null}]}`},
 		{name: "huge numeric key", value: codec.Map(kv("123456789012345678901234567890", codec.Null())), json: `{"$type":"map","entries":[{"key":"123456789012345678901234567890","value":null}]}`},
 		{name: "dollar key", value: codec.Map(kv("$x", codec.Long(1))), json: `{"$type":"map","entries":[{"key":"$x","value":1}]}`},
-		{name: "$type key", value: codec.Map(kv("$type", codec.String("bytes")), kv("base64", codec.String("AP8="))),
-			json: `{"$type":"map","entries":[{"key":"$type","value":"bytes"},{"key":"base64","value":"AP8="}]}`},
+		{
+			name: "$type key", value: codec.Map(kv("$type", codec.String("bytes")), kv("base64", codec.String("AP8="))),
+			json: `{"$type":"map","entries":[{"key":"$type","value":"bytes"},{"key":"base64","value":"AP8="}]}`,
+		},
 		{name: "duplicate keys", value: codec.Map(kv("a", codec.Long(1)), kv("a", codec.Long(2))), json: `{"$type":"map","entries":[{"key":"a","value":1},{"key":"a","value":2}]}`},
 		{name: "many keys", value: codec.Map(manyKeys...), json: `{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"k10":10,"k11":11,"k12":12,"k13":13,"k14":14,"k15":15,"k16":16,"k17":17,"k18":18,"k19":19}`},
-		{name: "many keys with a late duplicate", value: codec.Map(append(manyKeys[:18:18], kv("k3", codec.Null()))...),
+		{
+			name: "many keys with a late duplicate", value: codec.Map(append(manyKeys[:18:18], kv("k3", codec.Null()))...),
 			json: `{"$type":"map","entries":[` + func() string {
 				var parts []string
 				for i := range 18 {
 					parts = append(parts, fmt.Sprintf(`{"key":"k%d","value":%d}`, i, i))
 				}
 				return strings.Join(append(parts, `{"key":"k3","value":null}`), ",")
-			}() + `]}`},
-		{name: "nested bytes", value: codec.Map(kv("items", codec.List(codec.Map(kv("enabled", codec.Bool(true))), codec.Bytes([]byte("bytes")), codec.Double(-2.5)))),
-			json: `{"items":[{"enabled":true},{"$type":"bytes","base64":"Ynl0ZXM="},-2.5]}`},
-		{name: "typed map inside typed map", value: codec.Map(kv("1", codec.Map(kv("2", codec.Bytes([]byte{1}))))),
-			json: `{"$type":"map","entries":[{"key":"1","value":{"$type":"map","entries":[{"key":"2","value":{"$type":"bytes","base64":"AQ=="}}]}}]}`},
+			}() + `]}`,
+		},
+		{
+			name: "nested bytes", value: codec.Map(kv("items", codec.List(codec.Map(kv("enabled", codec.Bool(true))), codec.Bytes([]byte("bytes")), codec.Double(-2.5)))),
+			json: `{"items":[{"enabled":true},{"$type":"bytes","base64":"Ynl0ZXM="},-2.5]}`,
+		},
+		{
+			name: "typed map inside typed map", value: codec.Map(kv("1", codec.Map(kv("2", codec.Bytes([]byte{1}))))),
+			json: `{"$type":"map","entries":[{"key":"1","value":{"$type":"map","entries":[{"key":"2","value":{"$type":"bytes","base64":"AQ=="}}]}}]}`,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -20,8 +20,10 @@ func TestScalarFastPath(t *testing.T) {
 		return build(d, c, false), nil
 	}
 	var datums [][]byte
-	for _, v := range []Value{Null(), Bool(false), Bool(true), Long(0), Long(-1), Long(63), Long(64), Long(-65),
-		Long(math.MaxInt64), Long(math.MinInt64), Double(1.5), String("x"), Bytes([]byte{1}), List(Long(1))} {
+	for _, v := range []Value{
+		Null(), Bool(false), Bool(true), Long(0), Long(-1), Long(63), Long(64), Long(-65),
+		Long(math.MaxInt64), Long(math.MinInt64), Double(1.5), String("x"), Bytes([]byte{1}), List(Long(1)),
+	} {
 		d, err := AppendDatum(nil, v)
 		require.NoError(t, err)
 		datums = append(datums, d)

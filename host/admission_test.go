@@ -125,34 +125,86 @@ func TestAdmissionLimits(t *testing.T) {
 		wasm []byte
 		want string
 	}{
-		{"locals 2^32-1", host.Config{}, wasmgen.ManyLocals(math.MaxUint32, wasmgen.I64),
-			"function 0 declares 4294967295 locals; the limit is 50000 (--module-max-locals)"},
-		{"locals 2^28", host.Config{}, wasmgen.ManyLocals(1<<28, wasmgen.I64),
-			"function 0 declares 268435456 locals; the limit is 50000 (--module-max-locals)"},
-		{"locals in two declarations", host.Config{}, mod(
-			sec(1, uleb(1), []byte{0x60, 0, 0}), sec(3, uleb(1), uleb(0)),
-			sec(10, uleb(1), uleb(12), uleb(2), []byte{0xff, 0xff, 0xff, 0xff, 0x0f, 0x7e}, []byte{0xff, 0xff, 0xff, 0xff, 0x0f, 0x7e}, []byte{0x0b})),
-			"function 0 declares 4294967295 locals; the limit is 50000 (--module-max-locals)"},
-		{"total locals", host.Config{}, manyFuncs(41, 49_999),
-			"the limit is 2000000 (--module-max-total-locals)"},
-		{"nesting", host.Config{}, wasmgen.NestedBlocks(1 << 20),
-			"function 0 nests blocks 10001 deep; the limit is 10000 (--module-max-nesting)"},
-		{"br_table", host.Config{}, wasmgen.BrTable(50_001),
-			"function 0 has a br_table with 50001 targets; the limit is 50000 (--module-max-br-table-targets)"},
-		{"br_table of 20M", host.Config{}, wasmgen.BrTable(20_000_000),
-			"function 0 has a body of 20000013 bytes; the limit is 8388608 (--module-max-body-size)"},
-		{"params", host.Config{}, wasmgen.ManyParams(1 << 20),
-			"type 0 declares 1048576 parameters; the limit is 1000 (--module-max-params)"},
-		{"results", host.Config{}, mod(sec(1, uleb(1), []byte{0x60, 0}, uleb(1001), repeat(1001, []byte{0x7f}))),
-			"type 0 declares 1001 results; the limit is 1000 (--module-max-results)"},
-		{"body size", host.Config{}, wasmgen.LargeFunction(60 << 20),
-			"; the limit is 8388608 (--module-max-body-size)"},
-		{"initial memory", host.Config{}, wasmgen.LargeMemory(2000),
-			"memory 0 needs 2000 pages (131072000 bytes) at start; the memory limit is 1024 pages (67108864 bytes, --memory-limit)"},
-		{"module size", host.Config{ModuleLimits: host.ModuleLimits{MaxModuleSize: 100}}, MustReadWasm(t, testkitCPath),
-			"; the limit is 100 (--module-max-size)"},
-		{"functions", host.Config{ModuleLimits: host.ModuleLimits{MaxFunctions: 3}}, manyFuncs(4, 1),
-			"the function section declares 4 entries; the limit is 3 (--module-max-functions)"},
+		{
+			"locals 2^32-1",
+			host.Config{},
+			wasmgen.ManyLocals(math.MaxUint32, wasmgen.I64),
+			"function 0 declares 4294967295 locals; the limit is 50000 (--module-max-locals)",
+		},
+		{
+			"locals 2^28",
+			host.Config{},
+			wasmgen.ManyLocals(1<<28, wasmgen.I64),
+			"function 0 declares 268435456 locals; the limit is 50000 (--module-max-locals)",
+		},
+		{
+			"locals in two declarations",
+			host.Config{},
+			mod(
+				sec(1, uleb(1), []byte{0x60, 0, 0}), sec(3, uleb(1), uleb(0)),
+				sec(10, uleb(1), uleb(12), uleb(2), []byte{0xff, 0xff, 0xff, 0xff, 0x0f, 0x7e}, []byte{0xff, 0xff, 0xff, 0xff, 0x0f, 0x7e}, []byte{0x0b})),
+			"function 0 declares 4294967295 locals; the limit is 50000 (--module-max-locals)",
+		},
+		{
+			"total locals",
+			host.Config{},
+			manyFuncs(41, 49_999),
+			"the limit is 2000000 (--module-max-total-locals)",
+		},
+		{
+			"nesting",
+			host.Config{},
+			wasmgen.NestedBlocks(1 << 20),
+			"function 0 nests blocks 10001 deep; the limit is 10000 (--module-max-nesting)",
+		},
+		{
+			"br_table",
+			host.Config{},
+			wasmgen.BrTable(50_001),
+			"function 0 has a br_table with 50001 targets; the limit is 50000 (--module-max-br-table-targets)",
+		},
+		{
+			"br_table of 20M",
+			host.Config{},
+			wasmgen.BrTable(20_000_000),
+			"function 0 has a body of 20000013 bytes; the limit is 8388608 (--module-max-body-size)",
+		},
+		{
+			"params",
+			host.Config{},
+			wasmgen.ManyParams(1 << 20),
+			"type 0 declares 1048576 parameters; the limit is 1000 (--module-max-params)",
+		},
+		{
+			"results",
+			host.Config{},
+			mod(sec(1, uleb(1), []byte{0x60, 0}, uleb(1001), repeat(1001, []byte{0x7f}))),
+			"type 0 declares 1001 results; the limit is 1000 (--module-max-results)",
+		},
+		{
+			"body size",
+			host.Config{},
+			wasmgen.LargeFunction(60 << 20),
+			"; the limit is 8388608 (--module-max-body-size)",
+		},
+		{
+			"initial memory",
+			host.Config{},
+			wasmgen.LargeMemory(2000),
+			"memory 0 needs 2000 pages (131072000 bytes) at start; the memory limit is 1024 pages (67108864 bytes, --memory-limit)",
+		},
+		{
+			"module size",
+			host.Config{ModuleLimits: host.ModuleLimits{MaxModuleSize: 100}},
+			MustReadWasm(t, testkitCPath),
+			"; the limit is 100 (--module-max-size)",
+		},
+		{
+			"functions",
+			host.Config{ModuleLimits: host.ModuleLimits{MaxFunctions: 3}},
+			manyFuncs(4, 1),
+			"the function section declares 4 entries; the limit is 3 (--module-max-functions)",
+		},
 		{"functions with imports", host.Config{ModuleLimits: host.ModuleLimits{MaxFunctions: 3}}, func() []byte {
 			var m wasmgen.Module
 			m.Import("a", "b", nil, nil)
@@ -161,8 +213,12 @@ func TestAdmissionLimits(t *testing.T) {
 			m.Func(nil, nil, nil)
 			return m.Bytes()
 		}(), "the module has 4 functions; the limit is 3 (--module-max-functions)"},
-		{"types", host.Config{ModuleLimits: host.ModuleLimits{MaxTypes: 1}}, twoTypes(),
-			"the type section declares 2 entries; the limit is 1 (--module-max-types)"},
+		{
+			"types",
+			host.Config{ModuleLimits: host.ModuleLimits{MaxTypes: 1}},
+			twoTypes(),
+			"the type section declares 2 entries; the limit is 1 (--module-max-types)",
+		},
 		{"imports", host.Config{ModuleLimits: host.ModuleLimits{MaxImports: 1}}, func() []byte {
 			var m wasmgen.Module
 			m.Import("a", "b", nil, nil)
@@ -176,8 +232,12 @@ func TestAdmissionLimits(t *testing.T) {
 			m.Export("b", f)
 			return m.Bytes()
 		}(), "the export section declares 2 entries; the limit is 1 (--module-max-exports)"},
-		{"globals", host.Config{ModuleLimits: host.ModuleLimits{MaxGlobals: 2}}, mod(sec(6, uleb(3), repeat(3, append([]byte{0x7f, 0x00}, i32Zero...)))),
-			"the global section declares 3 entries; the limit is 2 (--module-max-globals)"},
+		{
+			"globals",
+			host.Config{ModuleLimits: host.ModuleLimits{MaxGlobals: 2}},
+			mod(sec(6, uleb(3), repeat(3, append([]byte{0x7f, 0x00}, i32Zero...)))),
+			"the global section declares 3 entries; the limit is 2 (--module-max-globals)",
+		},
 		{"data segments", host.Config{ModuleLimits: host.ModuleLimits{MaxDataSegments: 1}}, func() []byte {
 			var m wasmgen.Module
 			m.Memory(1, 0)
@@ -185,8 +245,12 @@ func TestAdmissionLimits(t *testing.T) {
 			m.Data(8, []byte("b"))
 			return m.Bytes()
 		}(), "the data section declares 2 entries; the limit is 1 (--module-max-data-segments)"},
-		{"data count", host.Config{ModuleLimits: host.ModuleLimits{MaxDataSegments: 1}}, mod(sec(12, uleb(5))),
-			"the module declares 5 data segments; the limit is 1 (--module-max-data-segments)"},
+		{
+			"data count",
+			host.Config{ModuleLimits: host.ModuleLimits{MaxDataSegments: 1}},
+			mod(sec(12, uleb(5))),
+			"the module declares 5 data segments; the limit is 1 (--module-max-data-segments)",
+		},
 		{"data size", host.Config{ModuleLimits: host.ModuleLimits{MaxDataSize: 10}}, func() []byte {
 			var m wasmgen.Module
 			m.Memory(1, 0)
@@ -194,23 +258,55 @@ func TestAdmissionLimits(t *testing.T) {
 			m.Data(8, []byte("0123"))
 			return m.Bytes()
 		}(), "the data segments hold 11 bytes; the limit is 10 (--module-max-data-size)"},
-		{"table size", host.Config{}, mod(sec(4, uleb(1), []byte{0x70, 0x00}, uleb(1_000_001))),
-			"table 0 has an initial size of 1000001 elements; the limit is 1000000 (--module-max-table-size)"},
-		{"table max", host.Config{}, mod(sec(4, uleb(1), []byte{0x70, 0x01}, uleb(1), uleb(math.MaxUint32))),
-			"table 0 has a maximum size of 4294967295 elements; the limit is 1000000 (--module-max-table-size)"},
-		{"imported table", host.Config{}, mod(sec(2, uleb(1), uleb(1), []byte("a"), uleb(1), []byte("b"), []byte{0x01, 0x70, 0x00}, uleb(math.MaxUint32))),
-			"table 0 has an initial size of 4294967295 elements; the limit is 1000000 (--module-max-table-size)"},
-		{"tables", host.Config{ModuleLimits: host.ModuleLimits{MaxTables: 1}}, mod(sec(4, uleb(2), repeat(2, []byte{0x70, 0x00, 0x01}))),
-			"the table section declares 2 entries; the limit is 1 (--module-max-tables)"},
-		{"element segments", host.Config{ModuleLimits: host.ModuleLimits{MaxElemSegments: 1}}, mod(sec(9, uleb(2), repeat(2, append(append([]byte{0x00}, i32Zero...), 0x00)))),
-			"the element section declares 2 entries; the limit is 1 (--module-max-elem-segments)"},
-		{"element size", host.Config{ModuleLimits: host.ModuleLimits{MaxElemSize: 3}}, mod(sec(9, uleb(2),
-			[]byte{0x00}, i32Zero, uleb(2), []byte{0, 0}, []byte{0x01, 0x00}, uleb(2), []byte{0, 0})),
-			"the element segments hold 4 elements; the limit is 3 (--module-max-elem-size)"},
-		{"function names", host.Config{}, mod(sec(0, uleb(4), []byte("name"), []byte{1}, uleb(5), uleb(math.MaxUint32))),
-			"the function names declares 4294967295 entries; the limit is 100000 (--module-max-functions)"},
-		{"local names", host.Config{}, mod(sec(0, uleb(4), []byte("name"), []byte{2}, uleb(7), uleb(1), uleb(0), uleb(math.MaxUint32))),
-			"the local names of a function declares 4294967295 entries; the limit is 50000 (--module-max-locals)"},
+		{
+			"table size",
+			host.Config{},
+			mod(sec(4, uleb(1), []byte{0x70, 0x00}, uleb(1_000_001))),
+			"table 0 has an initial size of 1000001 elements; the limit is 1000000 (--module-max-table-size)",
+		},
+		{
+			"table max",
+			host.Config{},
+			mod(sec(4, uleb(1), []byte{0x70, 0x01}, uleb(1), uleb(math.MaxUint32))),
+			"table 0 has a maximum size of 4294967295 elements; the limit is 1000000 (--module-max-table-size)",
+		},
+		{
+			"imported table",
+			host.Config{},
+			mod(sec(2, uleb(1), uleb(1), []byte("a"), uleb(1), []byte("b"), []byte{0x01, 0x70, 0x00}, uleb(math.MaxUint32))),
+			"table 0 has an initial size of 4294967295 elements; the limit is 1000000 (--module-max-table-size)",
+		},
+		{
+			"tables",
+			host.Config{ModuleLimits: host.ModuleLimits{MaxTables: 1}},
+			mod(sec(4, uleb(2), repeat(2, []byte{0x70, 0x00, 0x01}))),
+			"the table section declares 2 entries; the limit is 1 (--module-max-tables)",
+		},
+		{
+			"element segments",
+			host.Config{ModuleLimits: host.ModuleLimits{MaxElemSegments: 1}},
+			mod(sec(9, uleb(2), repeat(2, append(append([]byte{0x00}, i32Zero...), 0x00)))),
+			"the element section declares 2 entries; the limit is 1 (--module-max-elem-segments)",
+		},
+		{
+			"element size",
+			host.Config{ModuleLimits: host.ModuleLimits{MaxElemSize: 3}},
+			mod(sec(9, uleb(2),
+				[]byte{0x00}, i32Zero, uleb(2), []byte{0, 0}, []byte{0x01, 0x00}, uleb(2), []byte{0, 0})),
+			"the element segments hold 4 elements; the limit is 3 (--module-max-elem-size)",
+		},
+		{
+			"function names",
+			host.Config{},
+			mod(sec(0, uleb(4), []byte("name"), []byte{1}, uleb(5), uleb(math.MaxUint32))),
+			"the function names declares 4294967295 entries; the limit is 100000 (--module-max-functions)",
+		},
+		{
+			"local names",
+			host.Config{},
+			mod(sec(0, uleb(4), []byte("name"), []byte{2}, uleb(7), uleb(1), uleb(0), uleb(math.MaxUint32))),
+			"the local names of a function declares 4294967295 entries; the limit is 50000 (--module-max-locals)",
+		},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

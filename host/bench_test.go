@@ -195,7 +195,7 @@ func BenchmarkColdStart(b *testing.B) {
 		ctx := context.Background()
 		h, err := host.New(host.Config{CacheDir: cacheDir})
 		require.NoError(b, err)
-		defer h.Close(ctx)
+		defer func() { _ = h.Close(ctx) }()
 		info, err := h.Compile(ctx, wasm)
 		require.NoError(b, err)
 		_, err = h.Call(ctx, &host.CallRequest{Digest: info.Digest, Function: "echo", Input: in})

@@ -17,7 +17,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	defer h.Close(ctx)
+	defer func() { _ = h.Close(ctx) }()
 
 	wasm, err := os.ReadFile("../plugins/testkit/testkit.wasm")
 	if err != nil {

@@ -96,8 +96,10 @@ func TestCutLine(t *testing.T) {
 func TestLogLimitsDefaults(t *testing.T) {
 	l, err := LogLimits{}.withDefaults()
 	require.NoError(t, err)
-	require.Equal(t, LogLimits{Rate: DefaultLogRate, Burst: DefaultLogBurst, ByteRate: DefaultLogByteRate,
-		ByteBurst: DefaultLogByteBurst, CallLines: DefaultLogCallLines, MaxLine: DefaultLogMaxLine, ReportEvery: defaultLogReport}, l)
+	require.Equal(t, LogLimits{
+		Rate: DefaultLogRate, Burst: DefaultLogBurst, ByteRate: DefaultLogByteRate,
+		ByteBurst: DefaultLogByteBurst, CallLines: DefaultLogCallLines, MaxLine: DefaultLogMaxLine, ReportEvery: defaultLogReport,
+	}, l)
 	_, err = LogLimits{Rate: -1}.withDefaults()
 	require.Error(t, err)
 }

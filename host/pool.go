@@ -53,10 +53,3 @@ func (p *pool) drain(context.Context) {
 		inst.close()
 	}
 }
-
-// idleCount returns the number of idle instances.
-func (p *pool) idleCount() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.idle)
-}

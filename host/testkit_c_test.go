@@ -164,21 +164,29 @@ func TestTestkitC(t *testing.T) {
 			progress    []string // the progress reports, "done/total message"
 			minDuration time.Duration
 		}{
-			{name: "EchoMap", function: "echo", exact: true, want: []string{`ok:{"name":"Ada","n":-7,"pi":3.25,"raw":{"$type":"bytes","base64":"AP8="},"list":[true,null],"nested":{"k":[]}}`},
+			{
+				name: "EchoMap", function: "echo", exact: true, want: []string{`ok:{"name":"Ada","n":-7,"pi":3.25,"raw":{"$type":"bytes","base64":"AP8="},"list":[true,null],"nested":{"k":[]}}`},
 				req: func(t *testing.T) host.CallRequest {
 					return host.CallRequest{Input: MustFrame(t, obj("name", "Ada", "n", codec.Long(-7), "pi", codec.Double(3.25),
 						"raw", codec.Bytes([]byte{0, 0xff}), "list", codec.List(codec.Bool(true), codec.Null()), "nested", obj("k", codec.List())))}
-				}},
+				},
+			},
 			{name: "EchoNoInput", function: "echo", exact: true, want: []string{"ok:null"}},
-			{name: "Sleep", function: "sleep", want: []string{"ok:null"}, minDuration: 30 * time.Millisecond,
-				req: func(t *testing.T) host.CallRequest { return host.CallRequest{Input: MustFrame(t, obj("ms", 30))} }},
-			{name: "SleepNegative", function: "sleep", want: []string{"ok:null"},
-				req: func(t *testing.T) host.CallRequest { return host.CallRequest{Input: MustFrame(t, obj("ms", -5))} }},
+			{
+				name: "Sleep", function: "sleep", want: []string{"ok:null"}, minDuration: 30 * time.Millisecond,
+				req: func(t *testing.T) host.CallRequest { return host.CallRequest{Input: MustFrame(t, obj("ms", 30))} },
+			},
+			{
+				name: "SleepNegative", function: "sleep", want: []string{"ok:null"},
+				req: func(t *testing.T) host.CallRequest { return host.CallRequest{Input: MustFrame(t, obj("ms", -5))} },
+			},
 			{name: "SleepNullInput", function: "sleep", want: []string{"ok:null"}},
-			{name: "SleepCancelledCooperatively", function: "sleep", message: true, exact: true, want: []string{"error:cancelled:non-retryable:sleep cancelled"},
+			{
+				name: "SleepCancelledCooperatively", function: "sleep", message: true, exact: true, want: []string{"error:cancelled:non-retryable:sleep cancelled"},
 				req: func(t *testing.T) host.CallRequest {
 					return host.CallRequest{Input: MustFrame(t, obj("ms", 60_000)), Cancelled: cancelAfter(30 * time.Millisecond)}
-				}},
+				},
+			},
 			{
 				name: "SleepContextCancelled", function: "sleep",
 				// The host stops the guest when the context ends, but a
@@ -193,100 +201,148 @@ func TestTestkitC(t *testing.T) {
 					return ctx
 				},
 			},
-			{name: "SleepFieldOfWrongKind", function: "sleep", want: []string{"error:weft.invalid_input:non-retryable"},
-				req: func(t *testing.T) host.CallRequest { return host.CallRequest{Input: MustFrame(t, obj("ms", "soon"))} }},
-			{name: "SleepDoubleIsNotLong", function: "sleep", want: []string{"error:weft.invalid_input:non-retryable"},
+			{
+				name: "SleepFieldOfWrongKind", function: "sleep", want: []string{"error:weft.invalid_input:non-retryable"},
+				req: func(t *testing.T) host.CallRequest { return host.CallRequest{Input: MustFrame(t, obj("ms", "soon"))} },
+			},
+			{
+				name: "SleepDoubleIsNotLong", function: "sleep", want: []string{"error:weft.invalid_input:non-retryable"},
 				req: func(t *testing.T) host.CallRequest {
 					return host.CallRequest{Input: MustFrame(t, obj("ms", codec.Double(1)))}
-				}},
-			{name: "SleepListInput", function: "sleep", want: []string{"error:weft.invalid_input:non-retryable"},
+				},
+			},
+			{
+				name: "SleepListInput", function: "sleep", want: []string{"error:weft.invalid_input:non-retryable"},
 				req: func(t *testing.T) host.CallRequest {
 					return host.CallRequest{Input: MustFrame(t, codec.List(codec.Long(1)))}
-				}},
-			{name: "SpinTimeout", function: "spin", want: []string{"host:timeout"},
-				req: func(*testing.T) host.CallRequest { return host.CallRequest{Timeout: 50 * time.Millisecond} }},
-			{name: "SpinCancelled", function: "spin", want: []string{"host:cancelled"},
+				},
+			},
+			{
+				name: "SpinTimeout", function: "spin", want: []string{"host:timeout"},
+				req: func(*testing.T) host.CallRequest { return host.CallRequest{Timeout: 50 * time.Millisecond} },
+			},
+			{
+				name: "SpinCancelled", function: "spin", want: []string{"host:cancelled"},
 				ctx: func(t *testing.T) context.Context {
 					ctx, cancel := context.WithCancel(t.Context())
 					time.AfterFunc(30*time.Millisecond, cancel)
 					return ctx
-				}},
-			{name: "Fail", function: "fail", message: true, exact: true, want: []string{"error:card_declined:non-retryable:no funds ✓"},
+				},
+			},
+			{
+				name: "Fail", function: "fail", message: true, exact: true, want: []string{"error:card_declined:non-retryable:no funds ✓"},
 				req: func(t *testing.T) host.CallRequest {
 					return host.CallRequest{Input: MustFrame(t, obj("type", "card_declined", "message", "no funds ✓", "non_retryable", true, "extra", 1))}
-				}},
-			{name: "FailRetryable", function: "fail", message: true, exact: true, want: []string{"error:flaky:retryable:try again"},
+				},
+			},
+			{
+				name: "FailRetryable", function: "fail", message: true, exact: true, want: []string{"error:flaky:retryable:try again"},
 				req: func(t *testing.T) host.CallRequest {
 					return host.CallRequest{Input: MustFrame(t, obj("type", "flaky", "message", "try again"))}
-				}},
-			{name: "FailRepeatedKeyLastWins", function: "fail", message: true, exact: true, want: []string{"error:second:retryable:"},
+				},
+			},
+			{
+				name: "FailRepeatedKeyLastWins", function: "fail", message: true, exact: true, want: []string{"error:second:retryable:"},
 				req: func(t *testing.T) host.CallRequest {
 					return host.CallRequest{Input: MustFrame(t, obj("type", "first", "type", "second"))}
-				}},
-			{name: "FailNullFields", function: "fail", message: true, exact: true, want: []string{"error:error:retryable:"},
+				},
+			},
+			{
+				name: "FailNullFields", function: "fail", message: true, exact: true, want: []string{"error:error:retryable:"},
 				req: func(t *testing.T) host.CallRequest {
 					return host.CallRequest{Input: MustFrame(t, obj("type", codec.Null(), "message", codec.Null(), "non_retryable", codec.Null()))}
-				}},
+				},
+			},
 			{name: "FailNoInput", function: "fail", message: true, exact: true, want: []string{"error:error:retryable:"}},
-			{name: "FailTypeOfWrongKind", function: "fail", want: []string{"error:weft.invalid_input:non-retryable"},
-				req: func(t *testing.T) host.CallRequest { return host.CallRequest{Input: MustFrame(t, obj("type", 5))} }},
-			{name: "FailNonRetryableOfWrongKind", function: "fail", want: []string{"error:weft.invalid_input:non-retryable"},
+			{
+				name: "FailTypeOfWrongKind", function: "fail", want: []string{"error:weft.invalid_input:non-retryable"},
+				req: func(t *testing.T) host.CallRequest { return host.CallRequest{Input: MustFrame(t, obj("type", 5))} },
+			},
+			{
+				name: "FailNonRetryableOfWrongKind", function: "fail", want: []string{"error:weft.invalid_input:non-retryable"},
 				req: func(t *testing.T) host.CallRequest {
 					return host.CallRequest{Input: MustFrame(t, obj("non_retryable", "yes"))}
-				}},
-			{name: "FailStringInput", function: "fail", want: []string{"error:weft.invalid_input:non-retryable"},
+				},
+			},
+			{
+				name: "FailStringInput", function: "fail", want: []string{"error:weft.invalid_input:non-retryable"},
 				req: func(t *testing.T) host.CallRequest {
 					return host.CallRequest{Input: MustFrame(t, codec.String("boom"))}
-				}},
+				},
+			},
 			{name: "Trap", function: "trap", want: []string{"host:trap"}},
-			{name: "GrowHitsMemoryLimit", function: "grow", want: []string{"host:memory_limit"},
-				req: func(*testing.T) host.CallRequest { return host.CallRequest{MemoryLimit: 16 << 20} }},
-			{name: "Count", function: "count", exact: true, want: []string{`ok:{"count":10,"resumed_from":0}`}, checkpoints: []int64{3, 6, 9},
+			{
+				name: "GrowHitsMemoryLimit", function: "grow", want: []string{"host:memory_limit"},
+				req: func(*testing.T) host.CallRequest { return host.CallRequest{MemoryLimit: 16 << 20} },
+			},
+			{
+				name: "Count", function: "count", exact: true, want: []string{`ok:{"count":10,"resumed_from":0}`}, checkpoints: []int64{3, 6, 9},
 				progress: []string{"3/10 counting", "6/10 counting", "9/10 counting", "10/10 counting"},
 				req: func(t *testing.T) host.CallRequest {
 					return host.CallRequest{Input: MustFrame(t, obj("to", 10, "checkpoint_every", 3))}
-				}},
-			{name: "CountResumes", function: "count", exact: true, want: []string{`ok:{"count":10,"resumed_from":6}`}, checkpoints: []int64{9},
+				},
+			},
+			{
+				name: "CountResumes", function: "count", exact: true, want: []string{`ok:{"count":10,"resumed_from":6}`}, checkpoints: []int64{9},
 				progress: []string{"9/10 counting", "10/10 counting"},
 				req: func(t *testing.T) host.CallRequest {
 					return host.CallRequest{Input: MustFrame(t, obj("to", 10, "checkpoint_every", 3)), LastCheckpoint: MustFrame(t, codec.Long(6))}
-				}},
-			{name: "CountWithoutCheckpoints", function: "count", exact: true, want: []string{`ok:{"count":5,"resumed_from":0}`}, checkpoints: []int64{},
+				},
+			},
+			{
+				name: "CountWithoutCheckpoints", function: "count", exact: true, want: []string{`ok:{"count":5,"resumed_from":0}`}, checkpoints: []int64{},
 				progress: []string{"5/5 counting"},
-				req:      func(t *testing.T) host.CallRequest { return host.CallRequest{Input: MustFrame(t, obj("to", 5))} }},
-			{name: "CountNegativeEvery", function: "count", exact: true, want: []string{`ok:{"count":5,"resumed_from":0}`}, checkpoints: []int64{},
+				req:      func(t *testing.T) host.CallRequest { return host.CallRequest{Input: MustFrame(t, obj("to", 5))} },
+			},
+			{
+				name: "CountNegativeEvery", function: "count", exact: true, want: []string{`ok:{"count":5,"resumed_from":0}`}, checkpoints: []int64{},
 				req: func(t *testing.T) host.CallRequest {
 					return host.CallRequest{Input: MustFrame(t, obj("to", 5, "checkpoint_every", -1))}
-				}},
-			{name: "CountProgressWithoutCheckpoints", function: "count", exact: true, want: []string{`ok:{"count":10000,"resumed_from":0}`}, checkpoints: []int64{},
+				},
+			},
+			{
+				name: "CountProgressWithoutCheckpoints", function: "count", exact: true, want: []string{`ok:{"count":10000,"resumed_from":0}`}, checkpoints: []int64{},
 				progress: []string{"4096/10000 counting", "8192/10000 counting", "10000/10000 counting"},
-				req:      func(t *testing.T) host.CallRequest { return host.CallRequest{Input: MustFrame(t, obj("to", 10000))} }},
-			{name: "CountPastTarget", function: "count", exact: true, want: []string{`ok:{"count":5,"resumed_from":5}`}, checkpoints: []int64{},
+				req:      func(t *testing.T) host.CallRequest { return host.CallRequest{Input: MustFrame(t, obj("to", 10000))} },
+			},
+			{
+				name: "CountPastTarget", function: "count", exact: true, want: []string{`ok:{"count":5,"resumed_from":5}`}, checkpoints: []int64{},
 				progress: []string{},
 				req: func(t *testing.T) host.CallRequest {
 					return host.CallRequest{Input: MustFrame(t, obj("to", 3)), LastCheckpoint: MustFrame(t, codec.Long(5))}
-				}},
-			{name: "CountNullCheckpoint", function: "count", exact: true, want: []string{`ok:{"count":2,"resumed_from":0}`},
+				},
+			},
+			{
+				name: "CountNullCheckpoint", function: "count", exact: true, want: []string{`ok:{"count":2,"resumed_from":0}`},
 				req: func(t *testing.T) host.CallRequest {
 					return host.CallRequest{Input: MustFrame(t, obj("to", 2)), LastCheckpoint: MustFrame(t, codec.Null())}
-				}},
-			{name: "CountNoInput", function: "count", exact: true, want: []string{`ok:{"count":4,"resumed_from":4}`},
+				},
+			},
+			{
+				name: "CountNoInput", function: "count", exact: true, want: []string{`ok:{"count":4,"resumed_from":4}`},
 				req: func(t *testing.T) host.CallRequest {
 					return host.CallRequest{LastCheckpoint: MustFrame(t, codec.Long(4))}
-				}},
-			{name: "CountCheckpointOfWrongKind", function: "count", want: []string{"error:error:retryable"},
+				},
+			},
+			{
+				name: "CountCheckpointOfWrongKind", function: "count", want: []string{"error:error:retryable"},
 				req: func(t *testing.T) host.CallRequest {
 					return host.CallRequest{Input: MustFrame(t, obj("to", 2)), LastCheckpoint: MustFrame(t, codec.String("six"))}
-				}},
-			{name: "CountFieldOfWrongKind", function: "count", want: []string{"error:weft.invalid_input:non-retryable"},
-				req: func(t *testing.T) host.CallRequest { return host.CallRequest{Input: MustFrame(t, obj("to", "ten"))} }},
-			{name: "CountCheckpointHookFails", function: "count", want: []string{"host:hook_failed"},
+				},
+			},
+			{
+				name: "CountFieldOfWrongKind", function: "count", want: []string{"error:weft.invalid_input:non-retryable"},
+				req: func(t *testing.T) host.CallRequest { return host.CallRequest{Input: MustFrame(t, obj("to", "ten"))} },
+			},
+			{
+				name: "CountCheckpointHookFails", function: "count", want: []string{"host:hook_failed"},
 				req: func(t *testing.T) host.CallRequest {
 					return host.CallRequest{
 						Input:      MustFrame(t, obj("to", 10, "checkpoint_every", 5)),
 						Checkpoint: func(context.Context, []byte) error { return errors.New("disk full") },
 					}
-				}},
+				},
+			},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
@@ -654,23 +710,31 @@ var cBuilds = []struct {
 }{
 	{
 		name: "testkit-c", dir: "..", wasm: testkitCPath,
-		args: []string{"--target=wasm32-wasi", "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", "sdk-wasm/c",
-			"-mexec-model=reactor", "-Wl,--strip-all", "plugins/testkit-c/testkit.c", "sdk-wasm/c/weft.c"},
+		args: []string{
+			"--target=wasm32-wasi", "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", "sdk-wasm/c",
+			"-mexec-model=reactor", "-Wl,--strip-all", "plugins/testkit-c/testkit.c", "sdk-wasm/c/weft.c",
+		},
 	},
 	{
 		name: "hello-c", dir: "../examples/hello-c", wasm: helloCPath,
-		args: []string{"--target=wasm32-wasi", "-O2", "-std=c11", "-I", "../../sdk-wasm/c",
-			"-mexec-model=reactor", "-Wl,--strip-all", "hello.c", "../../sdk-wasm/c/weft.c"},
+		args: []string{
+			"--target=wasm32-wasi", "-O2", "-std=c11", "-I", "../../sdk-wasm/c",
+			"-mexec-model=reactor", "-Wl,--strip-all", "hello.c", "../../sdk-wasm/c/weft.c",
+		},
 	},
 	{
 		name: "deploy-pipeline-c", dir: "..", wasm: "../examples/deploy-pipeline/c/pipeline.wasm",
-		args: []string{"--target=wasm32-wasi", "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", "sdk-wasm/c",
-			"-mexec-model=reactor", "-Wl,--strip-all", "examples/deploy-pipeline/c/pipeline.c", "sdk-wasm/c/weft.c"},
+		args: []string{
+			"--target=wasm32-wasi", "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", "sdk-wasm/c",
+			"-mexec-model=reactor", "-Wl,--strip-all", "examples/deploy-pipeline/c/pipeline.c", "sdk-wasm/c/weft.c",
+		},
 	},
 	{
 		name: "wfbench-c", dir: "..", wasm: "../cmd/weft/testdata/wfbench-c.wasm",
-		args: []string{"--target=wasm32-wasi", "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", "sdk-wasm/c",
-			"-mexec-model=reactor", "-Wl,--strip-all", "cmd/weft/testdata/wfbench-c/wfbench.c", "sdk-wasm/c/weft.c"},
+		args: []string{
+			"--target=wasm32-wasi", "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", "sdk-wasm/c",
+			"-mexec-model=reactor", "-Wl,--strip-all", "cmd/weft/testdata/wfbench-c/wfbench.c", "sdk-wasm/c/weft.c",
+		},
 	},
 }
 
@@ -732,8 +796,10 @@ func TestCHelloExample(t *testing.T) {
 			in, err := codec.ParseProjection([]byte(tc.input))
 			require.NoError(t, err)
 			var logs []host.LogEntry
-			res, err := h.Call(t.Context(), &host.CallRequest{Digest: info.Digest, Function: "hello", Input: MustFrame(t, in),
-				Log: func(e host.LogEntry) { logs = append(logs, e) }})
+			res, err := h.Call(t.Context(), &host.CallRequest{
+				Digest: info.Digest, Function: "hello", Input: MustFrame(t, in),
+				Log: func(e host.LogEntry) { logs = append(logs, e) },
+			})
 			require.NoError(t, err)
 			if tc.errType != "" {
 				require.Equal(t, abi.StatusError, res.Status)

@@ -75,7 +75,8 @@ func TestWorkflowAbandonsActivities(t *testing.T) {
 			storetest.MustCheckLog(t, b.db, blocked.ID)
 			storetest.MustCheckLog(t, b.db, task.ID)
 			left, err := b.db.TaskList(t.Context(), &store.TaskListParams{Statuses: []store.Status{
-				store.StatusQueued, store.StatusLoading, store.StatusRunning, store.StatusCancelling}})
+				store.StatusQueued, store.StatusLoading, store.StatusRunning, store.StatusCancelling,
+			}})
 			require.NoError(t, err)
 			require.Empty(t, left, "no task is left unfinished")
 		})

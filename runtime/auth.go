@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/atomicfile"
 )
 
 // The scopes a client can hold (BRIEF §3.3). Admin implies every other
@@ -141,7 +142,10 @@ func (e *Engine) Bootstrap(ctx context.Context, dataDir string) (token string, c
 	}
 	tok, hash := newToken()
 	path := filepath.Join(dataDir, AdminTokenFile)
-	if err := writeFileAtomic(path, []byte(tok+"\n"), 0o600); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", false, fmt.Errorf("bootstrap: write admin token: %w", err)
+	}
+	if err := atomicfile.WriteFile(path, []byte(tok+"\n"), 0o600); err != nil {
 		return "", false, fmt.Errorf("bootstrap: write admin token: %w", err)
 	}
 	res, err := e.store.ServiceInit(ctx, &store.ServiceInitParams{
@@ -155,45 +159,6 @@ func (e *Engine) Bootstrap(ctx context.Context, dataDir string) (token string, c
 	}
 	e.log.Info("service created", "service_id", res.Config.ID, "admin_token_file", path)
 	return tok, true, nil
-}
-
-// writeFileAtomic writes data to path through a temporary file in the same
-// directory, fsynced, then renamed over path, and fsyncs the directory.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after the rename
-	if err := f.Chmod(perm); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // ClientList returns every client, oldest first, revoked ones included. It

@@ -111,8 +111,10 @@ func TestCancel(t *testing.T) {
 		e, b := setup(t, func(context.Context, *Call) (*CallResult, error) {
 			return &CallResult{Error: &PluginError{Type: "Flaky", Message: "later"}}, nil
 		}, nil)
-		task := mustCreate(t, e, TaskCreateParams{Function: "work",
-			Retry: &store.RetryPolicy{InitialInterval: time.Hour, MaximumAttempts: 3}})
+		task := mustCreate(t, e, TaskCreateParams{
+			Function: "work",
+			Retry:    &store.RetryPolicy{InitialInterval: time.Hour, MaximumAttempts: 3},
+		})
 		require.Eventually(t, func() bool {
 			cur, err := b.db.TaskGet(context.Background(), task.ID)
 			require.NoError(t, err)

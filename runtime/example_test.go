@@ -45,13 +45,13 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 
 	db, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(dir, "weft.db")})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer db.Close(ctx)
+	defer func() { _ = db.Close(ctx) }()
 	files, err := blob.New(blob.Config{Dir: dir})
 	if err != nil {
 		log.Fatal(err)
@@ -67,7 +67,7 @@ func Example() {
 	if err := eng.Open(ctx); err != nil {
 		log.Fatal(err)
 	}
-	defer eng.Close(ctx)
+	defer func() { _ = eng.Close(ctx) }()
 
 	admin, err := eng.Authenticate(ctx, token)
 	if err != nil {

@@ -172,10 +172,9 @@ func (a *admission) gate() *claimGate { return &claimGate{a: a} }
 // claimGate applies the admission rule inside one store claim, counting
 // each task it admits at once; if the claim fails, abort uncounts them.
 type claimGate struct {
-	a       *admission
-	queued  []string
-	taken   []ticket
-	refused bool
+	a      *admission
+	queued []string
+	taken  []ticket
 }
 
 // Queued implements store.ClaimGate. A claim that runs again starts over.

@@ -265,8 +265,10 @@ func TestWorkflowFold(t *testing.T) {
 			}
 			childLog := logOf(t, b.db, child.ID)
 			storetest.MustCheckLog(t, b.db, child.ID)
-			require.Equal(t, []string{store.EventResponseCreated, store.EventStatusChanged, store.EventResponseInProgress,
-				store.EventResponseCompleted}, eventTypes(childLog), "one terminal event")
+			require.Equal(t, []string{
+				store.EventResponseCreated, store.EventStatusChanged, store.EventResponseInProgress,
+				store.EventResponseCompleted,
+			}, eventTypes(childLog), "one terminal event")
 		}
 	})
 
@@ -355,7 +357,8 @@ func TestWorkflowFold(t *testing.T) {
 		require.Equal(t, []string{EventActivityScheduled}, journalTypes(t, e, task.ID),
 			"a finished workflow's log gets no activity event")
 		left, err := b.db.TaskList(t.Context(), &store.TaskListParams{Statuses: []store.Status{
-			store.StatusQueued, store.StatusLoading, store.StatusRunning, store.StatusCancelling}})
+			store.StatusQueued, store.StatusLoading, store.StatusRunning, store.StatusCancelling,
+		}})
 		require.NoError(t, err)
 		require.Empty(t, left, "no task is left unfinished")
 		require.NoError(t, e.Close(t.Context()))

@@ -128,9 +128,11 @@ func TestHealStartRefused(t *testing.T) {
 		c.StoreRetry = StoreRetry{MinBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond}
 	})
 	w := &worker{e: e}
-	task, err := b.db.TaskInsert(t.Context(), &store.TaskInsertParams{Module: "test", ModuleDigest: e.modules.m["test"].Digest,
+	task, err := b.db.TaskInsert(t.Context(), &store.TaskInsertParams{
+		Module: "test", ModuleDigest: e.modules.m["test"].Digest,
 		Function: "echo", OwnerClientID: "cli_a", Input: store.Payload{Codec: codec.CodecAvro, Data: mustFrame(t, codec.Null())},
-		NotBefore: time.Now().Add(time.Hour)})
+		NotBefore: time.Now().Add(time.Hour),
+	})
 	require.NoError(t, err)
 	task, err = b.db.TaskTransition(t.Context(), &store.TaskTransitionParams{ID: task.ID, From: []store.Status{store.StatusQueued}, To: store.StatusLoading})
 	require.NoError(t, err)

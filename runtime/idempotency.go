@@ -98,8 +98,10 @@ func (e *Engine) IdempotencyBegin(ctx context.Context, clientID, key string, dig
 	case store.IdempotencyReplay:
 		return &Replay{StatusCode: res.Key.StatusCode, Body: res.Key.Body}, nil
 	case store.IdempotencyMismatch:
-		return nil, &Error{Code: CodeIdempotencyKeyReused, Param: "Idempotency-Key",
-			Message: "this idempotency key was already used with a different request"}
+		return nil, &Error{
+			Code: CodeIdempotencyKeyReused, Param: "Idempotency-Key",
+			Message: "this idempotency key was already used with a different request",
+		}
 	case store.IdempotencyInFlight:
 		return nil, inFlight()
 	}
@@ -108,8 +110,10 @@ func (e *Engine) IdempotencyBegin(ctx context.Context, clientID, key string, dig
 
 // inFlight is the error of a key whose first request still runs.
 func inFlight() error {
-	return &Error{Code: CodeIdempotencyKeyInFlight, Param: "Idempotency-Key", Err: RetryAfter(inFlightRetry),
-		Message: "a request with this idempotency key is still in progress"}
+	return &Error{
+		Code: CodeIdempotencyKeyInFlight, Param: "Idempotency-Key", Err: RetryAfter(inFlightRetry),
+		Message: "a request with this idempotency key is still in progress",
+	}
 }
 
 // IdempotencyComplete stores the answer of the request that holds the key,

@@ -93,8 +93,10 @@ func TestIdempotency(t *testing.T) {
 		require.Len(t, all, 1)
 
 		// Without a key in flight nothing is created.
-		_, err = e.TaskCreate(t.Context(), &TaskCreateParams{ClientID: "cli_a", Module: "test", Function: "echo",
-			Idempotency: &IdempotencyReply{Key: "never-begun", StatusCode: 202, Body: reply.Body}})
+		_, err = e.TaskCreate(t.Context(), &TaskCreateParams{
+			ClientID: "cli_a", Module: "test", Function: "echo",
+			Idempotency: &IdempotencyReply{Key: "never-begun", StatusCode: 202, Body: reply.Body},
+		})
 		require.Equal(t, CodeConflict, ErrorCode(err))
 		all, _, err = e.TaskList(t.Context(), b.admin, &TaskListParams{})
 		require.NoError(t, err)

@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -378,7 +377,7 @@ func (j *journal) apply(ev *store.Event) error {
 		}
 		return nil
 	case EventLog:
-		if j.started && !bytes.Contains(ev.Payload, []byte(`"dropped"`)) {
+		if j.started && isLogLine(ev.Payload) {
 			j.logged++
 		}
 		return nil
@@ -548,4 +547,18 @@ func errorValueFrame(te *store.TaskError) ([]byte, error) {
 		codec.Entry{Key: "non_retryable", Value: codec.Bool(te.NonRetryable)},
 		codec.Entry{Key: "details", Value: details},
 	))
+}
+
+// isLogLine reports whether payload, that of a task.log event, is a line
+// the plugin logged rather than the count {"dropped": N} of the lines a
+// call went over MaxLogEvents by. It decodes the count's field: the text
+// of a line may hold anything, the word "dropped" included.
+func isLogLine(payload []byte) bool {
+	var p struct {
+		Dropped *int64 `json:"dropped"`
+	}
+	if err := json.Unmarshal(payload, &p); err != nil {
+		return true // not the count, which the engine writes itself
+	}
+	return p.Dropped == nil
 }

@@ -33,8 +33,10 @@ func TestDecodeJournalEvent(t *testing.T) {
 	events := []journalEvent{
 		{},
 		{Attempt: 2, FutureID: 7, TaskID: "task_01", Module: "pipeline", Function: "build", Digest: "sha256:ab", Input: frame},
-		{Attempt: 1, FutureID: 3, Module: "m", Function: "f", Input: frame, Options: &activityOptions{TimeoutMS: 60000,
-			Retry: &retryRecord{MaxAttempts: 3, InitialIntervalMS: 100, BackoffCoefficient: 2.5, MaxIntervalMS: 1000, NonRetryableErrorTypes: []string{"bad", "worse"}}}},
+		{Attempt: 1, FutureID: 3, Module: "m", Function: "f", Input: frame, Options: &activityOptions{
+			TimeoutMS: 60000,
+			Retry:     &retryRecord{MaxAttempts: 3, InitialIntervalMS: 100, BackoffCoefficient: 2.5, MaxIntervalMS: 1000, NonRetryableErrorTypes: []string{"bad", "worse"}},
+		}},
 		{TaskID: "task_02", Output: frame},
 		{TaskID: "task_03", Error: &store.TaskError{Code: "application_error", Message: "it \"broke\"\n", Type: "boom", NonRetryable: true, Details: frame}},
 		{Attempt: 1, FutureID: 4, Error: &store.TaskError{Code: "module_not_found", Message: "x"}, FailedAt: &at},

@@ -62,7 +62,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	}
 	for _, c := range []prometheus.Collector{
 		m.taskDuration, m.tasksFinished, m.callDuration, m.writeDuration, m.commitLatency, m.commitJobs,
-		statusCollector{m}, healCollector{m},
+		statusCollector{m},
+		healCollector{m},
 	} {
 		if err := reg.Register(c); err != nil {
 			return nil, err

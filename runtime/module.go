@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"regexp"
 	"sync"
 
 	"github.com/weft-run/weft/store"
@@ -27,10 +26,6 @@ type ModuleFiles interface {
 	Has(digest string) (bool, error)
 }
 
-// moduleNameRE is the form of a module name: 1 to 128 letters, digits, '-',
-// '_' and '.', starting with a letter or digit.
-var moduleNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
-
 // Digest returns the content digest of a module file, "sha256:<hex>".
 func Digest(wasm []byte) string {
 	sum := sha256.Sum256(wasm)
@@ -44,31 +39,15 @@ func Digest(wasm []byte) string {
 // bad name or an empty module and CodeModuleInvalid for a module the
 // Executor rejects.
 func (e *Engine) ModuleDeploy(ctx context.Context, name string, wasm []byte) (*store.Module, error) {
-	if !moduleNameRE.MatchString(name) {
+	if !store.ValidModuleName(name) {
 		return nil, paramErrorf("name", "module name %q must be 1 to 128 letters, digits, '-', '_' or '.', starting with a letter or digit", name)
 	}
 	if len(wasm) == 0 {
 		return nil, paramErrorf("body", "the module file is empty")
 	}
-	info, err := e.exec.Compile(ctx, wasm)
+	fns, err := e.compileFunctions(ctx, wasm)
 	if err != nil {
-		if ErrorCode(err) == CodeInternal {
-			return nil, &Error{Code: CodeModuleInvalid, Message: "invalid module: " + err.Error()}
-		}
 		return nil, err
-	}
-	fns := make([]store.Function, 0, len(info.Functions))
-	seen := make(map[string]bool, len(info.Functions))
-	for _, f := range info.Functions {
-		k := store.Kind(f.Kind)
-		if f.Name == "" || !k.Valid() {
-			return nil, Errorf(CodeModuleInvalid, "function %q has kind %q; want activity or workflow", f.Name, f.Kind)
-		}
-		if seen[f.Name] {
-			return nil, Errorf(CodeModuleInvalid, "function %q is exported twice", f.Name)
-		}
-		seen[f.Name] = true
-		fns = append(fns, store.Function{Name: f.Name, Kind: k})
 	}
 	digest, err := e.files.Put(ctx, wasm)
 	if err != nil {
@@ -88,6 +67,35 @@ func (e *Engine) ModuleDeploy(ctx context.Context, name string, wasm []byte) (*s
 	e.loads.markLoaded(digest)
 	e.log.Info("module deployed", "module", name, "version", m.Version, "digest", digest)
 	return m, nil
+}
+
+// compileFunctions compiles wasm with the Executor and returns the functions
+// it exports. The Executor's CodeModuleInvalid, and a function without a
+// name, of another kind or exported twice, are CodeModuleInvalid; an error
+// without a code of its own stays CodeInternal, its text kept for the logs.
+func (e *Engine) compileFunctions(ctx context.Context, wasm []byte) ([]store.Function, error) {
+	info, err := e.exec.Compile(ctx, wasm)
+	switch {
+	case err == nil:
+	case ErrorCode(err) == CodeInternal:
+		return nil, internal("compile module", err)
+	default:
+		return nil, err
+	}
+	fns := make([]store.Function, 0, len(info.Functions))
+	seen := make(map[string]bool, len(info.Functions))
+	for _, f := range info.Functions {
+		k := store.Kind(f.Kind)
+		if f.Name == "" || !k.Valid() {
+			return nil, Errorf(CodeModuleInvalid, "function %q has kind %q; want activity or workflow", f.Name, f.Kind)
+		}
+		if seen[f.Name] {
+			return nil, Errorf(CodeModuleInvalid, "function %q is exported twice", f.Name)
+		}
+		seen[f.Name] = true
+		fns = append(fns, store.Function{Name: f.Name, Kind: k})
+	}
+	return fns, nil
 }
 
 // ModuleGet returns the latest version of a module, or CodeModuleNotFound.

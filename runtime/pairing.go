@@ -92,8 +92,10 @@ type Paired struct {
 // unknown code, CodePairingUsed and CodePairingExpired.
 func (e *Engine) Pair(ctx context.Context, code, name string) (*Paired, error) {
 	if ok, wait := e.pairing.allow(e.now()); !ok {
-		return nil, &Error{Code: CodeRateLimited, Err: RetryAfter(wait),
-			Message: fmt.Sprintf("too many pairing attempts; try again in %s", wait.Round(time.Second))}
+		return nil, &Error{
+			Code: CodeRateLimited, Err: RetryAfter(wait),
+			Message: fmt.Sprintf("too many pairing attempts; try again in %s", wait.Round(time.Second)),
+		}
 	}
 	name = strings.TrimSpace(name)
 	if name == "" || len(name) > 128 {

@@ -127,8 +127,10 @@ func (l *progressLog) append(ctx context.Context, id string, p *store.TaskProgre
 	if err != nil {
 		return
 	}
-	_, err = l.store.EventAppend(ctx, &store.EventAppendParams{TaskID: id, Progress: p,
-		Events: []store.EventDraft{{Type: EventProgress, Payload: payload}}})
+	_, err = l.store.EventAppend(ctx, &store.EventAppendParams{
+		TaskID: id, Progress: p,
+		Events: []store.EventDraft{{Type: EventProgress, Payload: payload}},
+	})
 	if err != nil && !errors.Is(err, store.ErrTaskFinished) {
 		l.log.Warn("record task progress", "task_id", id, "error", err)
 	}

@@ -163,8 +163,10 @@ func TestRecoveryWakesWaitingRetries(t *testing.T) {
 	first := mustOpen(t, cfg)
 	_, err := first.ModuleDeploy(t.Context(), "test", testWasm)
 	require.NoError(t, err)
-	task := mustCreate(t, first, TaskCreateParams{Function: "work", OnRestart: store.OnRestartRetry,
-		Retry: &store.RetryPolicy{InitialInterval: 300 * time.Millisecond, BackoffCoefficient: 1, MaximumAttempts: 2}})
+	task := mustCreate(t, first, TaskCreateParams{
+		Function: "work", OnRestart: store.OnRestartRetry,
+		Retry: &store.RetryPolicy{InitialInterval: 300 * time.Millisecond, BackoffCoefficient: 1, MaximumAttempts: 2},
+	})
 	var queued *store.Task
 	require.Eventually(t, func() bool {
 		var err error

@@ -140,7 +140,7 @@ func (r *replay) fire(c *command) {
 func (r *replay) record(typ string, p *journalEvent) {
 	b, err := json.Marshal(p)
 	if err != nil {
-		r.fail(fmt.Errorf("journal event %s: %w", typ, err))
+		_ = r.fail(fmt.Errorf("journal event %s: %w", typ, err))
 		return
 	}
 	r.drafts = append(r.drafts, store.EventDraft{Type: typ, Payload: b})
@@ -191,8 +191,10 @@ func (r *replay) ScheduleActivity(ctx context.Context, call *ActivityCommand) (i
 		return r.step, err
 	}
 	c.input = append([]byte(nil), call.Input...) // the caller's buffer is not ours to keep
-	ev := &journalEvent{Attempt: r.t.Attempt, FutureID: c.step, Module: module, Function: call.Function,
-		Input: store.Payload{Codec: codec.CodecAvro, Data: c.input}, Options: c.options.record()}
+	ev := &journalEvent{
+		Attempt: r.t.Attempt, FutureID: c.step, Module: module, Function: call.Function,
+		Input: store.Payload{Codec: codec.CodecAvro, Data: c.input}, Options: c.options.record(),
+	}
 	digest, cerr := r.activityDigest(ctx, module, call.Function)
 	if cerr != nil {
 		var re *Error

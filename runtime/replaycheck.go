@@ -32,22 +32,19 @@ type ReplayDivergence struct {
 // digest whatever this finds. It returns CodeModuleInvalid for a module the
 // Executor rejects.
 func (e *Engine) ModuleReplayCheck(ctx context.Context, name string, wasm []byte) ([]ReplayDivergence, error) {
-	if !moduleNameRE.MatchString(name) {
+	if !store.ValidModuleName(name) {
 		return nil, paramErrorf("name", "module name %q must be 1 to 128 letters, digits, '-', '_' or '.', starting with a letter or digit", name)
 	}
 	if len(wasm) == 0 {
 		return nil, paramErrorf("body", "the module file is empty")
 	}
-	info, err := e.exec.Compile(ctx, wasm)
+	fns, err := e.compileFunctions(ctx, wasm)
 	if err != nil {
-		if ErrorCode(err) == CodeInternal {
-			return nil, &Error{Code: CodeModuleInvalid, Message: "invalid module: " + err.Error()}
-		}
 		return nil, err
 	}
 	workflows := map[string]bool{}
-	for _, f := range info.Functions {
-		if store.Kind(f.Kind) == store.KindWorkflow {
+	for _, f := range fns {
+		if f.Kind == store.KindWorkflow {
 			workflows[f.Name] = true
 		}
 	}

@@ -200,10 +200,14 @@ func TestRetry(t *testing.T) {
 			code   string
 		}{
 			{name: "flagged by the plugin", result: &CallResult{Error: &PluginError{Type: "Invalid", Message: "bad order", NonRetryable: true}}, policy: fast(5), code: string(CodeApplication)},
-			{name: "type listed by the policy", result: &CallResult{Error: &PluginError{Type: "Declined", Message: "card declined"}},
-				policy: &store.RetryPolicy{InitialInterval: 20 * time.Millisecond, MaximumAttempts: 5, NonRetryableErrorTypes: []string{"Declined"}}, code: string(CodeApplication)},
-			{name: "host code listed by the policy", err: &Error{Code: CodeMemoryLimit, Message: "out of memory"},
-				policy: &store.RetryPolicy{InitialInterval: 20 * time.Millisecond, MaximumAttempts: 5, NonRetryableErrorTypes: []string{"memory_limit"}}, code: string(CodeMemoryLimit)},
+			{
+				name: "type listed by the policy", result: &CallResult{Error: &PluginError{Type: "Declined", Message: "card declined"}},
+				policy: &store.RetryPolicy{InitialInterval: 20 * time.Millisecond, MaximumAttempts: 5, NonRetryableErrorTypes: []string{"Declined"}}, code: string(CodeApplication),
+			},
+			{
+				name: "host code listed by the policy", err: &Error{Code: CodeMemoryLimit, Message: "out of memory"},
+				policy: &store.RetryPolicy{InitialInterval: 20 * time.Millisecond, MaximumAttempts: 5, NonRetryableErrorTypes: []string{"memory_limit"}}, code: string(CodeMemoryLimit),
+			},
 			{name: "function missing", err: &Error{Code: CodeFunctionNotFound, Message: "no export"}, policy: fast(5), code: string(CodeFunctionNotFound)},
 			{name: "bad output frame", result: &CallResult{Output: []byte(`{"json":true}`)}, policy: fast(5), code: "unsupported_payload_codec"},
 		}
@@ -246,8 +250,10 @@ func TestTimeout(t *testing.T) {
 	t.Run("PerAttempt", func(t *testing.T) {
 		t.Parallel()
 		e, b := setup(t, sleepy, nil)
-		task := mustCreate(t, e, TaskCreateParams{Function: "work", TimeoutMS: 30,
-			Retry: &store.RetryPolicy{InitialInterval: 10 * time.Millisecond, MaximumAttempts: 2}})
+		task := mustCreate(t, e, TaskCreateParams{
+			Function: "work", TimeoutMS: 30,
+			Retry: &store.RetryPolicy{InitialInterval: 10 * time.Millisecond, MaximumAttempts: 2},
+		})
 		done := mustFinish(t, e, task.ID)
 		require.Equal(t, store.StatusFailed, done.Status)
 		require.Equal(t, string(CodeTimeout), done.Error.Code)
@@ -285,8 +291,10 @@ func TestTotalTimeout(t *testing.T) {
 	t.Run("EndsTheOnlyAttempt", func(t *testing.T) {
 		t.Parallel()
 		e, b := setup(t, sleepy, nil)
-		task := mustCreate(t, e, TaskCreateParams{Function: "work",
-			Retry: &store.RetryPolicy{InitialInterval: 10 * time.Millisecond, MaximumAttempts: 5, TotalTimeout: 100 * time.Millisecond}})
+		task := mustCreate(t, e, TaskCreateParams{
+			Function: "work",
+			Retry:    &store.RetryPolicy{InitialInterval: 10 * time.Millisecond, MaximumAttempts: 5, TotalTimeout: 100 * time.Millisecond},
+		})
 		done := mustFinish(t, e, task.ID)
 		require.Equal(t, store.StatusFailed, done.Status)
 		require.Equal(t, string(CodeTimeout), done.Error.Code)
@@ -299,8 +307,10 @@ func TestTotalTimeout(t *testing.T) {
 	t.Run("BoundsTheRetries", func(t *testing.T) {
 		t.Parallel()
 		e, b := setup(t, sleepy, nil)
-		task := mustCreate(t, e, TaskCreateParams{Function: "work", TimeoutMS: 30,
-			Retry: &store.RetryPolicy{InitialInterval: 10 * time.Millisecond, BackoffCoefficient: 2, MaximumAttempts: 50, TotalTimeout: 150 * time.Millisecond}})
+		task := mustCreate(t, e, TaskCreateParams{
+			Function: "work", TimeoutMS: 30,
+			Retry: &store.RetryPolicy{InitialInterval: 10 * time.Millisecond, BackoffCoefficient: 2, MaximumAttempts: 50, TotalTimeout: 150 * time.Millisecond},
+		})
 		done := mustFinish(t, e, task.ID)
 		require.Equal(t, store.StatusFailed, done.Status)
 		require.Equal(t, string(CodeTimeout), done.Error.Code)
@@ -358,9 +368,16 @@ func TestRetryableCodes(t *testing.T) {
 		code Code
 		want bool
 	}{
-		{CodeTrap, true}, {CodeTimeout, true}, {CodeMemoryLimit, true}, {CodeInternal, true},
-		{CodeFunctionNotFound, false}, {CodeModuleNotFound, false}, {CodeModuleInvalid, false},
-		{Code("invalid_payload_framing"), false}, {CodeCancelled, false}, {Code("exited"), true},
+		{CodeTrap, true},
+		{CodeTimeout, true},
+		{CodeMemoryLimit, true},
+		{CodeInternal, true},
+		{CodeFunctionNotFound, false},
+		{CodeModuleNotFound, false},
+		{CodeModuleInvalid, false},
+		{Code("invalid_payload_framing"), false},
+		{CodeCancelled, false},
+		{Code("exited"), true},
 	}
 	for _, tc := range tests {
 		t.Run(string(tc.code), func(t *testing.T) {

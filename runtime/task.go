@@ -172,8 +172,10 @@ func (e *Engine) taskInsertParams(ctx context.Context, p *TaskCreateParams) (*st
 		}
 	}
 	if kind == "" {
-		return nil, &Error{Code: CodeFunctionNotFound, Param: "function",
-			Message: fmt.Sprintf("module %q (version %d) exports no function %q", m.Name, m.Version, p.Function)}
+		return nil, &Error{
+			Code: CodeFunctionNotFound, Param: "function",
+			Message: fmt.Sprintf("module %q (version %d) exports no function %q", m.Name, m.Version, p.Function),
+		}
 	}
 	// Durable by default: a workflow resumes from its journal after a
 	// restart; an activity task starts again, under the default retry

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"os"
 	"sync"
 	"testing"
@@ -334,7 +333,7 @@ func TestModule(t *testing.T) {
 			case "twice":
 				return &ModuleInfo{Functions: []Function{{Name: "f", Kind: "activity"}, {Name: "f", Kind: "activity"}}}, nil
 			}
-			return nil, errors.New("magic header not detected")
+			return nil, Errorf(CodeModuleInvalid, "invalid_module: magic header not detected")
 		}
 		tests := []struct {
 			name, module, wasm string
@@ -515,11 +514,13 @@ func TestTaskDirectStart(t *testing.T) {
 		replay, err := e.IdempotencyBegin(t.Context(), "cli_a", "create-1", request[:])
 		require.NoError(t, err)
 		require.Nil(t, replay)
-		task, err := e.TaskCreate(t.Context(), &TaskCreateParams{ClientID: "cli_a", Module: "test", Function: "echo",
+		task, err := e.TaskCreate(t.Context(), &TaskCreateParams{
+			ClientID: "cli_a", Module: "test", Function: "echo",
 			Input: mustEnvelope(t, codec.String("kept")),
 			Idempotency: &IdempotencyReply{Key: "create-1", StatusCode: 202, Body: func(task *store.Task) ([]byte, error) {
 				return []byte(`{"id":"` + task.ID + `","status":"` + string(task.Status) + `"}`), nil
-			}}})
+			}},
+		})
 		require.NoError(t, err)
 		require.Equal(t, store.StatusQueued, task.Status, "the stored reply shows the task queued: so is the task")
 		require.Zero(t, task.Attempt)

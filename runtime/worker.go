@@ -146,8 +146,10 @@ func (w *worker) load(ctx context.Context, it workItem, deadline time.Time) bool
 		from = store.StatusRunning
 	}
 	if !deadline.IsZero() && !e.now().Before(deadline) {
-		w.fail(ctx, t, from, &store.TaskError{Code: string(CodeTimeout), Type: string(CodeTimeout),
-			Message: "task timed out before its attempt could start", NonRetryable: true})
+		w.fail(ctx, t, from, &store.TaskError{
+			Code: string(CodeTimeout), Type: string(CodeTimeout),
+			Message: "task timed out before its attempt could start", NonRetryable: true,
+		})
 		return false
 	}
 	if err := e.loadModule(e.runCtx, t.ModuleDigest); err != nil {
@@ -222,8 +224,10 @@ func (w *worker) invoke(ctx context.Context, t *store.Task, timeout time.Duratio
 func (w *worker) settle(ctx, callCtx context.Context, t *store.Task, deadline time.Time, res *CallResult, err error) {
 	if err == nil && res != nil && res.Error == nil {
 		if verr := codec.ValidateFrame(res.Output, codec.DefaultLimits); verr != nil {
-			w.fail(ctx, t, store.StatusRunning, &store.TaskError{Code: string(ErrorCode(verr)), Type: string(ErrorCode(verr)),
-				Message: "plugin output: " + ErrorMessage(verr), NonRetryable: true})
+			w.fail(ctx, t, store.StatusRunning, &store.TaskError{
+				Code: string(ErrorCode(verr)), Type: string(ErrorCode(verr)),
+				Message: "plugin output: " + ErrorMessage(verr), NonRetryable: true,
+			})
 			return
 		}
 		w.finish(ctx, &store.TaskTransitionParams{

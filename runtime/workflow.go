@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -127,8 +126,10 @@ func (w *worker) appendLogs(ctx context.Context, id string, logs []store.EventDr
 
 // workflowFailed fails a workflow whose run broke its journal.
 func (w *worker) workflowFailed(ctx context.Context, t *store.Task, nd *NondeterminismError) {
-	w.fail(ctx, t, store.StatusRunning, &store.TaskError{Code: string(CodeNondeterminism), Type: string(CodeNondeterminism),
-		Message: nd.Error(), NonRetryable: true})
+	w.fail(ctx, t, store.StatusRunning, &store.TaskError{
+		Code: string(CodeNondeterminism), Type: string(CodeNondeterminism),
+		Message: nd.Error(), NonRetryable: true,
+	})
 }
 
 // workflowError handles a workflow that returned an application error: a
@@ -153,8 +154,10 @@ func (w *worker) workflowError(ctx, callCtx context.Context, t *store.Task, dead
 func (w *worker) workflowCompleted(ctx context.Context, t *store.Task, r *replay, f *foldedEnd, output []byte, logs []store.EventDraft) (*store.Task, bool) {
 	if verr := codec.ValidateFrame(output, codec.DefaultLimits); verr != nil {
 		w.unfold(ctx, f)
-		w.fail(ctx, t, store.StatusRunning, &store.TaskError{Code: string(ErrorCode(verr)), Type: string(ErrorCode(verr)),
-			Message: "plugin output: " + ErrorMessage(verr), NonRetryable: true})
+		w.fail(ctx, t, store.StatusRunning, &store.TaskError{
+			Code: string(ErrorCode(verr)), Type: string(ErrorCode(verr)),
+			Message: "plugin output: " + ErrorMessage(verr), NonRetryable: true,
+		})
 		return nil, false
 	}
 	done, err := w.commitRun(ctx, f, &store.WorkflowCommitParams{
@@ -214,7 +217,7 @@ func (w *worker) workflowWait(ctx, callCtx context.Context, t *store.Task, j *jo
 	// what it read: the journal is the log's, up to cur.LastSeq.
 	j.lastSeq = cur.LastSeq
 	for _, ev := range logs {
-		if !bytes.Contains(ev.Payload, []byte(`"dropped"`)) {
+		if isLogLine(ev.Payload) {
 			j.logged++ // as reading the log would count them
 		}
 	}

@@ -596,8 +596,10 @@ func TestModuleReplayCheck(t *testing.T) {
 
 	div, err := e.ModuleReplayCheck(ctx, "wf", changed)
 	require.NoError(t, err)
-	require.Equal(t, []ReplayDivergence{{TaskID: task.ID, Function: "hold",
-		Reason: `step 1: the journal recorded signal "go" without timeout, but the new version asked for signal "start" without timeout`}}, div)
+	require.Equal(t, []ReplayDivergence{{
+		TaskID: task.ID, Function: "hold",
+		Reason: `step 1: the journal recorded signal "go" without timeout, but the new version asked for signal "start" without timeout`,
+	}}, div)
 	div, err = e.ModuleReplayCheck(ctx, "wf", extended)
 	require.NoError(t, err)
 	require.Empty(t, div, "a version that only adds steps after the journal replays it")

@@ -119,15 +119,21 @@ func TestValidateServiceAndModule(t *testing.T) {
 		{"ServiceInit/BadAdmin", &store.ServiceInitParams{AdminClient: &store.ClientInsertParams{Name: "admin"}}, "admin client: store: invalid argument: client name"},
 		{"ServiceUpdate", &store.ServiceUpdateParams{RetentionPeriod: time.Hour}, ""},
 		{"ServiceUpdate/Negative", &store.ServiceUpdateParams{RetentionPeriod: -time.Hour}, "negative period"},
-		{"ModuleInsert", &store.ModuleInsertParams{Name: "echo", Digest: digest, Size: 1,
-			Functions: []store.Function{{Name: "f", Kind: store.KindWorkflow}}}, ""},
+		{"ModuleInsert", &store.ModuleInsertParams{
+			Name: "echo", Digest: digest, Size: 1,
+			Functions: []store.Function{{Name: "f", Kind: store.KindWorkflow}},
+		}, ""},
 		{"ModuleInsert/BadName", &store.ModuleInsertParams{Name: "", Digest: digest, Size: 1}, `bad module name ""`},
 		{"ModuleInsert/BadDigest", &store.ModuleInsertParams{Name: "echo", Digest: "sha256:x", Size: 1}, `digest "sha256:x" is not sha256:<64 lowercase hex>`},
 		{"ModuleInsert/NoSize", &store.ModuleInsertParams{Name: "echo", Digest: digest}, "size must be positive"},
-		{"ModuleInsert/FunctionNoName", &store.ModuleInsertParams{Name: "echo", Digest: digest, Size: 1,
-			Functions: []store.Function{{Kind: store.KindActivity}}}, `function "" of kind "activity"`},
-		{"ModuleInsert/FunctionBadKind", &store.ModuleInsertParams{Name: "echo", Digest: digest, Size: 1,
-			Functions: []store.Function{{Name: "f", Kind: "daemon"}}}, `function "f" of kind "daemon"`},
+		{"ModuleInsert/FunctionNoName", &store.ModuleInsertParams{
+			Name: "echo", Digest: digest, Size: 1,
+			Functions: []store.Function{{Kind: store.KindActivity}},
+		}, `function "" of kind "activity"`},
+		{"ModuleInsert/FunctionBadKind", &store.ModuleInsertParams{
+			Name: "echo", Digest: digest, Size: 1,
+			Functions: []store.Function{{Name: "f", Kind: "daemon"}},
+		}, `function "f" of kind "daemon"`},
 	})
 }
 
@@ -176,13 +182,17 @@ func TestValidateTask(t *testing.T) {
 		{"Transition/NoEdge", &store.TaskTransitionParams{ID: "task_a", From: []store.Status{store.StatusCompleted}, To: store.StatusRunning}, "no transition completed → running"},
 		{"Transition/FailedNoCode", &store.TaskTransitionParams{ID: "task_a", From: running, To: store.StatusFailed, Error: &store.TaskError{}}, "a failed task needs an error code"},
 		{"Transition/BadEvent", &store.TaskTransitionParams{ID: "task_a", From: running, To: store.StatusCompleted, Events: []store.EventDraft{{}}}, "event type is required"},
-		{"Transition/BadParentEvent", &store.TaskTransitionParams{ID: "task_a", From: running, To: store.StatusCompleted,
-			ParentEvents: []store.EventDraft{{Type: "x", Payload: json.RawMessage("[")}}}, "is not JSON"},
+		{"Transition/BadParentEvent", &store.TaskTransitionParams{
+			ID: "task_a", From: running, To: store.StatusCompleted,
+			ParentEvents: []store.EventDraft{{Type: "x", Payload: json.RawMessage("[")}},
+		}, "is not JSON"},
 
 		{"Checkpoint", &store.TaskCheckpointParams{ID: "task_a", Checkpoint: store.Payload{Codec: "avro", Data: []byte{1}}}, ""},
 		{"Checkpoint/None", &store.TaskCheckpointParams{ID: "task_a"}, "task id and checkpoint are required"},
-		{"Checkpoint/BadEvent", &store.TaskCheckpointParams{ID: "task_a", Checkpoint: store.Payload{Codec: "avro", Data: []byte{1}},
-			Events: []store.EventDraft{{Type: store.EventRecovered}}}, "written only by status changes"},
+		{"Checkpoint/BadEvent", &store.TaskCheckpointParams{
+			ID: "task_a", Checkpoint: store.Payload{Codec: "avro", Data: []byte{1}},
+			Events: []store.EventDraft{{Type: store.EventRecovered}},
+		}, "written only by status changes"},
 	})
 }
 
@@ -228,12 +238,15 @@ func TestValidateWorkflow(t *testing.T) {
 		{"BadEvent", &store.WorkflowCommitParams{ID: "task_w", Wait: true, Events: []store.EventDraft{{}}}, "event type is required"},
 		{"EndChildBad", &store.WorkflowCommitParams{ID: "task_w", Wait: true, EndChild: &store.TaskTransitionParams{ID: "task_c"}}, "no expected status"},
 		{"EndChildFromQueued", &store.WorkflowCommitParams{ID: "task_w", Wait: true, EndChild: &store.TaskTransitionParams{
-			ID: "task_c", From: []store.Status{store.StatusQueued}, To: store.StatusCancelled}}, "ends from running"},
+			ID: "task_c", From: []store.Status{store.StatusQueued}, To: store.StatusCancelled,
+		}}, "ends from running"},
 		{"EndChildCancelled", &store.WorkflowCommitParams{ID: "task_w", Wait: true, EndChild: end(store.StatusCancelled)}, `ends completed or failed, not "cancelled"`},
 		{"ChildOfOther", &store.WorkflowCommitParams{ID: "task_w", Wait: true, Children: []*store.TaskInsertParams{
-			{Module: "echo", ModuleDigest: digest, Function: "echo", ParentTaskID: "task_x"}}}, "child task of task_w names the parent task_x"},
+			{Module: "echo", ModuleDigest: digest, Function: "echo", ParentTaskID: "task_x"},
+		}}, "child task of task_w names the parent task_x"},
 		{"ChildParentEvents", &store.WorkflowCommitParams{ID: "task_w", Wait: true, Children: []*store.TaskInsertParams{
-			{Module: "echo", ModuleDigest: digest, Function: "echo", ParentEvents: []store.EventDraft{{Type: "x"}}}}}, "has no parent events or idempotency key"},
+			{Module: "echo", ModuleDigest: digest, Function: "echo", ParentEvents: []store.EventDraft{{Type: "x"}}},
+		}}, "has no parent events or idempotency key"},
 		{"ChildBad", &store.WorkflowCommitParams{ID: "task_w", Wait: true, Children: []*store.TaskInsertParams{{Module: "echo", ModuleDigest: digest}}}, "task function is required"},
 		{"Resume", &store.WorkflowResumeParams{IDs: []string{"task_w"}}, ""},
 		{"Resume/None", &store.WorkflowResumeParams{}, ""},
@@ -245,8 +258,10 @@ func TestValidateEventAndIdempotency(t *testing.T) {
 	log := []store.EventDraft{{Type: store.EventLog}}
 	later := time.Now().Add(time.Hour)
 	runValidate(t, []validateCase{
-		{"Append", &store.EventAppendParams{TaskID: "task_a", Events: log, Progress: &store.TaskProgress{Done: 1, Total: 2},
-			Idempotency: &store.IdempotencyKeyCompleteParams{ClientID: "cli_a", Key: "k", StatusCode: 200}}, ""},
+		{"Append", &store.EventAppendParams{
+			TaskID: "task_a", Events: log, Progress: &store.TaskProgress{Done: 1, Total: 2},
+			Idempotency: &store.IdempotencyKeyCompleteParams{ClientID: "cli_a", Key: "k", StatusCode: 200},
+		}, ""},
 		{"Append/NoTask", &store.EventAppendParams{Events: log}, "task id and events are required"},
 		{"Append/NoEvents", &store.EventAppendParams{TaskID: "task_a"}, "task id and events are required"},
 		{"Append/BadEvent", &store.EventAppendParams{TaskID: "task_a", Events: []store.EventDraft{{Type: store.EventResponseFailed}}}, "written only by status changes"},

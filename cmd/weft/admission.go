@@ -238,24 +238,32 @@ func (c *childCompiler) compile(ctx context.Context, digest string, wasm []byte)
 	case c.stop.Err() != nil:
 		return &host.Error{Code: abi.CodeCancelled, Message: "the daemon is shutting down; the module's compile was stopped", Err: err}
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return &host.Error{Code: abi.CodeInvalidModule, Err: err,
-			Message: fmt.Sprintf("compiling the module took longer than its time limit of %s (--compile-timeout)", c.timeout)}
+		return &host.Error{
+			Code: abi.CodeInvalidModule, Err: err,
+			Message: fmt.Sprintf("compiling the module took longer than its time limit of %s (--compile-timeout)", c.timeout),
+		}
 	case ctx.Err() != nil:
 		return &host.Error{Code: abi.CodeCancelled, Message: "the deploy was abandoned while the module compiled", Err: err}
 	case strings.Contains(msg, "out of memory") || strings.Contains(msg, "cannot allocate memory"):
 		c.log.Warn("compile child ran out of memory", "digest", digest, "elapsed", elapsed)
-		return &host.Error{Code: abi.CodeInvalidModule, Err: err,
-			Message: fmt.Sprintf("compiling the module needed more than its memory limit of %d bytes (--compile-max-memory)", c.job.MaxMemory)}
+		return &host.Error{
+			Code: abi.CodeInvalidModule, Err: err,
+			Message: fmt.Sprintf("compiling the module needed more than its memory limit of %d bytes (--compile-max-memory)", c.job.MaxMemory),
+		}
 	case exited && ee.ExitCode() == exitRejected:
 		return &host.Error{Code: abi.CodeInvalidModule, Message: msg}
 	case exited && cpuLimited(ee, c.job.CPUSeconds):
 		c.log.Warn("compile child ran out of CPU time", "digest", digest, "elapsed", elapsed)
-		return &host.Error{Code: abi.CodeInvalidModule, Err: err,
-			Message: fmt.Sprintf("compiling the module used more than its CPU time limit of %d s (--compile-timeout)", c.job.CPUSeconds)}
+		return &host.Error{
+			Code: abi.CodeInvalidModule, Err: err,
+			Message: fmt.Sprintf("compiling the module used more than its CPU time limit of %d s (--compile-timeout)", c.job.CPUSeconds),
+		}
 	default:
 		c.log.Error("compile child failed", "digest", digest, "error", err, "stderr", msg)
-		return &host.Error{Code: abi.CodeInvalidModule, Err: err,
-			Message: fmt.Sprintf("the process compiling the module failed (%v): killed by a limit of the machine, or out of memory", err)}
+		return &host.Error{
+			Code: abi.CodeInvalidModule, Err: err,
+			Message: fmt.Sprintf("the process compiling the module failed (%v): killed by a limit of the machine, or out of memory", err),
+		}
 	}
 }
 

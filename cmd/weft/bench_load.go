@@ -255,7 +255,7 @@ func runLoad(ctx context.Context, cfg loadConfig, logw io.Writer) (*loadReport, 
 		if err != nil {
 			return nil, fmt.Errorf("cpu profile: %w", err)
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }()
 		if err := pprof.StartCPUProfile(f); err != nil {
 			return nil, fmt.Errorf("cpu profile: %w", err)
 		}
@@ -267,7 +267,7 @@ func runLoad(ctx context.Context, cfg loadConfig, logw io.Writer) (*loadReport, 
 		if err != nil {
 			return nil, fmt.Errorf("trace: %w", err)
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }()
 		if err := trace.Start(f); err != nil {
 			return nil, fmt.Errorf("trace: %w", err)
 		}
@@ -371,12 +371,13 @@ type loadDaemon struct {
 	cancel context.CancelFunc
 	done   chan error
 	tmp    string
+	logw   io.Writer
 }
 
 // startLoadDaemon runs serve in this process and waits until it listens;
 // the daemon's error logs go to logw.
 func startLoadDaemon(ctx context.Context, cfg loadConfig, logw io.Writer) (*loadDaemon, error) {
-	d := &loadDaemon{done: make(chan error, 1)}
+	d := &loadDaemon{done: make(chan error, 1), logw: logw}
 	dir := cfg.dataDir
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "weft-bench-load-")
@@ -416,7 +417,9 @@ func startLoadDaemon(ctx context.Context, cfg loadConfig, logw io.Writer) (*load
 // stop shuts the daemon down and removes a temporary data directory.
 func (d *loadDaemon) stop() {
 	d.cancel()
-	<-d.done
+	if err := <-d.done; err != nil {
+		fmt.Fprintf(d.logw, "daemon stopped: %v\n", err)
+	}
 	d.removeTmp()
 }
 
@@ -636,8 +639,8 @@ func fsyncLatency(dir string) (float64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("disk probe: %w", err)
 	}
-	defer os.Remove(f.Name())
-	defer f.Close()
+	defer func() { _ = os.Remove(f.Name()) }()
+	defer func() { _ = f.Close() }()
 	page := make([]byte, 4096)
 	ds := make([]time.Duration, fsyncSamples)
 	for i := range ds {

@@ -52,7 +52,11 @@ func TestBenchLoad(t *testing.T) {
 	require.Positive(t, rep.Store.Commits)
 	require.Less(t, rep.Store.Commits, rep.Store.Writes)
 	require.Positive(t, rep.Store.WriterBusy)
-	require.Equal(t, float64(loadTargetPerSec), rep.Target.TasksPerSecond)
+	// The verdict follows from the figures the report shows, whatever
+	// the rate of this run.
+	require.Positive(t, rep.Target.TasksPerSecond)
+	require.Equal(t, rep.TasksPerSecond >= rep.Target.TasksPerSecond && rep.Lost == 0 && rep.Failed == 0 && rep.Unfinished == 0,
+		rep.Target.Passed, "passed is the target met with nothing lost, failed or unfinished")
 
 	// The daemon agrees: exactly these tasks, all completed echoes.
 	all := d.MustListTasks("")

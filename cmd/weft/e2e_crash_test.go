@@ -286,7 +286,7 @@ func MustReadStore(tb testing.TB, dataDir string) map[string]storedTask {
 	ctx := tb.Context()
 	db, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(dir, sqlite.FileName)})
 	require.NoError(tb, err)
-	defer db.Close(context.Background())
+	defer func() { _ = db.Close(context.Background()) }()
 
 	out := map[string]storedTask{}
 	cursor := ""

@@ -110,13 +110,17 @@ func TestE2EIdempotencyAcrossKills(t *testing.T) {
 	newRequest := func(round, sender, n int) keyedRequest {
 		key := fmt.Sprintf("k-%d-%d-%d", round, sender, n)
 		if n%2 == 0 {
-			return keyedRequest{path: "/v1/tasks", key: key,
-				body: MustJSON(t, taskRequest(t, "echo", fmt.Sprintf(`{"key":%q}`, key), ""))}
+			return keyedRequest{
+				path: "/v1/tasks", key: key,
+				body: MustJSON(t, taskRequest(t, "echo", fmt.Sprintf(`{"key":%q}`, key), "")),
+			}
 		}
 		// Long enough that some are still running at the kill (rand.IntN is
 		// safe for the senders' goroutines).
-		return keyedRequest{path: "/v1/responses", key: key,
-			body: MustJSON(t, taskRequest(t, "sleep", fmt.Sprintf(`{"ms":%d,"key":%q}`, 20+rand.IntN(300), key), ""))}
+		return keyedRequest{
+			path: "/v1/responses", key: key,
+			body: MustJSON(t, taskRequest(t, "sleep", fmt.Sprintf(`{"ms":%d,"key":%q}`, 20+rand.IntN(300), key), "")),
+		}
 	}
 
 	for round := range kills {
@@ -356,7 +360,7 @@ func TestE2EPairingSecretNotStored(t *testing.T) {
 	}))
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(d.DataDir, sqlite.FileName)+"?mode=ro")
 	require.NoError(t, err)
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	var n int
 	var stored []byte
 	require.NoError(t, db.QueryRowContext(t.Context(),

@@ -66,7 +66,7 @@ func runRiverLoad(ctx context.Context, dir string, cfg riverLoadConfig) (*riverL
 	if err != nil {
 		return nil, fmt.Errorf("open river database: %w", err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	// River's SQLite driver documentation: one connection, or SQLITE_BUSY.
 	db.SetMaxOpenConns(1)
 	driver := riversqlite.New(db)

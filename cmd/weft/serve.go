@@ -187,7 +187,11 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	if err != nil {
 		return fmt.Errorf("open store: %w", err)
 	}
-	defer db.Close(context.Background())
+	defer func() {
+		if err := db.Close(context.Background()); err != nil {
+			logger.Error("close store", "error", err)
+		}
+	}()
 
 	// The pre-deploy check comes before anything can write (Avro Value
 	// protocol: pre-deploy check).
@@ -229,7 +233,11 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	if err != nil {
 		return fmt.Errorf("plugin host: %w", err)
 	}
-	defer h.Close(context.Background())
+	defer func() {
+		if err := h.Close(context.Background()); err != nil {
+			logger.Error("close plugin host", "error", err)
+		}
+	}()
 
 	engine, err := runtime.New(runtime.Config{
 		Store:     db,
@@ -269,8 +277,10 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	if err := engine.Open(ctx); err != nil {
 		return fmt.Errorf("open engine: %w", err)
 	}
-	api, err := httpapi.New(httpapi.Config{Engine: engine, Logger: logger.Named("http"), Metrics: reg,
-		MaxPageBytes: cfg.maxPageBytes, MaxProjectionBytes: cfg.maxProjectionBytes, MaxReadBytes: cfg.maxReadBytes})
+	api, err := httpapi.New(httpapi.Config{
+		Engine: engine, Logger: logger.Named("http"), Metrics: reg,
+		MaxPageBytes: cfg.maxPageBytes, MaxProjectionBytes: cfg.maxProjectionBytes, MaxReadBytes: cfg.maxReadBytes,
+	})
 	if err != nil {
 		return fmt.Errorf("http api: %w", err)
 	}

@@ -14,9 +14,16 @@ var sizeUnits = []struct {
 	suffix string
 	factor int64
 }{
-	{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10},
-	{"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3},
-	{"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1},
+	{"GiB", 1 << 30},
+	{"MiB", 1 << 20},
+	{"KiB", 1 << 10},
+	{"GB", 1e9},
+	{"MB", 1e6},
+	{"KB", 1e3},
+	{"G", 1 << 30},
+	{"M", 1 << 20},
+	{"K", 1 << 10},
+	{"B", 1},
 }
 
 // parseSize reads a positive byte count: a whole number with an optional

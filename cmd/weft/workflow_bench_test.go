@@ -47,11 +47,13 @@ func MustBenchEngine(tb testing.TB) *benchEngine {
 	dir := tb.TempDir()
 	log := hclog.NewNullLogger()
 	be := &benchEngine{}
-	db, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(dir, "weft.db"), Logger: log,
+	db, err := sqlite.Open(ctx, sqlite.Config{
+		Path: filepath.Join(dir, "weft.db"), Logger: log,
 		ObserveCommit: func(_ int, d time.Duration) {
 			be.commits.Add(1)
 			be.commitTime.Add(int64(d))
-		}})
+		},
+	})
 	require.NoError(tb, err)
 	files, err := blob.New(blob.Config{Dir: dir})
 	require.NoError(tb, err)
@@ -85,13 +87,7 @@ func (b *benchEngine) run(tb testing.TB, fn string, n int64) *store.Response {
 	return r
 }
 
-// start creates a task of fn of wfbench with input n and returns its id.
-func (b *benchEngine) start(tb testing.TB, fn string, n int64) string {
-	tb.Helper()
-	return b.startIn(tb, "wfbench", fn, n)
-}
-
-// startIn is start for another module.
+// startIn creates a task of fn of module with input n and returns its id.
 func (b *benchEngine) startIn(tb testing.TB, module, fn string, n int64) string {
 	tb.Helper()
 	env, err := codec.EncodeEnvelope(codec.Long(n))
@@ -187,8 +183,10 @@ func BenchmarkWorkflowReplay(b *testing.B) {
 
 	in, err := codec.EncodeFrame(codec.Long(7))
 	require.NoError(b, err)
-	echo := &runtime.Call{TaskID: "bench", Module: "wfbench", Digest: runtime.Digest(goWasm), Function: "echo", Input: in,
-		Wasm: func(context.Context) ([]byte, error) { return goWasm, nil }}
+	echo := &runtime.Call{
+		TaskID: "bench", Module: "wfbench", Digest: runtime.Digest(goWasm), Function: "echo", Input: in,
+		Wasm: func(context.Context) ([]byte, error) { return goWasm, nil },
+	}
 	// echoCall is the cost of a warm call of the Go echo activity.
 	echoCall := func(b *testing.B) cost {
 		return measure(func() {

@@ -80,7 +80,7 @@ func residentAfter(b *testing.B, fn string, n int, done func(*sql.DB) (bool, err
 	wg.Wait()
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(d.DataDir, "weft.db")+"?mode=ro&_pragma=busy_timeout(5000)")
 	require.NoError(b, err)
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
 		ok, err := done(db)

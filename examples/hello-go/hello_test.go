@@ -31,7 +31,7 @@ func TestFromSourceToCall(t *testing.T) {
 	ctx := context.Background()
 	h, err := host.New(host.Config{})
 	require.NoError(t, err)
-	defer h.Close(ctx)
+	defer func() { _ = h.Close(ctx) }()
 	info, err := h.Compile(ctx, wasm)
 	require.NoError(t, err)
 	require.Equal(t, []host.Function{{Name: "hello", Kind: abi.KindActivity}}, info.Functions)

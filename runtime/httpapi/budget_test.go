@@ -35,12 +35,16 @@ func payloadOf(t *testing.T, v codec.Value) store.Payload {
 func TestEncodeTaskMatchesDoc(t *testing.T) {
 	s := budgetServer(t, Config{})
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	base := store.Task{ID: "task_01JH0000000000000000000000", Module: "m", ModuleDigest: "sha256:00", Function: "f",
+	base := store.Task{
+		ID: "task_01JH0000000000000000000000", Module: "m", ModuleDigest: "sha256:00", Function: "f",
 		Kind: store.KindActivity, Status: store.StatusFailed, OnRestart: store.OnRestartRetry,
-		Input: payloadOf(t, codec.String("in")), CreatedAt: now, UpdatedAt: now, FinishedAt: now}
+		Input: payloadOf(t, codec.String("in")), CreatedAt: now, UpdatedAt: now, FinishedAt: now,
+	}
 	withDetails := base
-	withDetails.Error = &store.TaskError{Code: "application_error", Message: "no", Type: "bad",
-		Details: payloadOf(t, codec.Long(7))}
+	withDetails.Error = &store.TaskError{
+		Code: "application_error", Message: "no", Type: "bad",
+		Details: payloadOf(t, codec.Long(7)),
+	}
 	bare := base
 	bare.Error = &store.TaskError{Code: "timeout", Message: "late"}
 	for _, task := range []*store.Task{&base, &withDetails, &bare} {
@@ -58,8 +62,10 @@ func TestEncodeTaskMatchesDoc(t *testing.T) {
 // projection, with a flag saying so.
 func TestProjectionOmitted(t *testing.T) {
 	s := budgetServer(t, Config{MaxProjectionBytes: 64})
-	task := &store.Task{ID: "task_01JH0000000000000000000000", Status: store.StatusCompleted,
-		Input: payloadOf(t, codec.String(strings.Repeat("x", 100))), Output: payloadOf(t, codec.String("small"))}
+	task := &store.Task{
+		ID: "task_01JH0000000000000000000000", Status: store.StatusCompleted,
+		Input: payloadOf(t, codec.String(strings.Repeat("x", 100))), Output: payloadOf(t, codec.String("small")),
+	}
 	var buf bytes.Buffer
 	bw := bufio.NewWriter(&buf)
 	require.NoError(t, s.encodeTask(bw, task))
@@ -118,11 +124,15 @@ func TestPageWriterBound(t *testing.T) {
 func TestEncodeResponseMatchesDoc(t *testing.T) {
 	s := budgetServer(t, Config{})
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	done := &store.Response{ID: "resp_01JH0000000000000000000000", TaskID: "task_01JH0000000000000000000000",
-		Status: store.StatusCompleted, Output: payloadOf(t, codec.String("out")), CreatedAt: now, FinishedAt: now}
-	failed := &store.Response{ID: "resp_01JH0000000000000000000001", TaskID: "task_01JH0000000000000000000001",
+	done := &store.Response{
+		ID: "resp_01JH0000000000000000000000", TaskID: "task_01JH0000000000000000000000",
+		Status: store.StatusCompleted, Output: payloadOf(t, codec.String("out")), CreatedAt: now, FinishedAt: now,
+	}
+	failed := &store.Response{
+		ID: "resp_01JH0000000000000000000001", TaskID: "task_01JH0000000000000000000001",
 		Status: store.StatusFailed, Error: &store.TaskError{Code: "application_error", Message: "no", Details: payloadOf(t, codec.Bool(true))},
-		CreatedAt: now}
+		CreatedAt: now,
+	}
 	for _, resp := range []*store.Response{done, failed} {
 		var buf bytes.Buffer
 		bw := bufio.NewWriter(&buf)

@@ -142,10 +142,6 @@ func heldIdempotencyKey(r *http.Request) *heldKey {
 	return held
 }
 
-// holdsIdempotencyKey reports whether r runs under an idempotency key whose
-// answer will be stored.
-func holdsIdempotencyKey(r *http.Request) bool { return heldIdempotencyKey(r) != nil }
-
 // secretNotReplayed is the answer stored for a key whose first answer
 // carried a secret.
 func secretNotReplayed() (int, []byte) {

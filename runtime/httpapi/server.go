@@ -115,8 +115,10 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger.Named("http"), engine: cfg.Engine, metrics: m, streamsDone: make(chan struct{}),
-		reads: newReadGate(cfg.MaxReadBytes, cfg.ReadWait)}
+	s := &Server{
+		cfg: cfg, log: cfg.Logger.Named("http"), engine: cfg.Engine, metrics: m, streamsDone: make(chan struct{}),
+		reads: newReadGate(cfg.MaxReadBytes, cfg.ReadWait),
+	}
 	s.mux = s.routes()
 	s.handler = s.mux
 	return s, nil

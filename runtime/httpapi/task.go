@@ -249,12 +249,14 @@ func (s *Server) handleTaskCreate(w http.ResponseWriter, r *http.Request) {
 	// Under an Idempotency-Key the answer is stored with the task, in one
 	// transaction, and sent as stored.
 	var answer []byte
-	p.Idempotency = &runtime.IdempotencyReply{Key: held.key, StatusCode: http.StatusAccepted,
+	p.Idempotency = &runtime.IdempotencyReply{
+		Key: held.key, StatusCode: http.StatusAccepted,
 		Body: func(t *store.Task) ([]byte, error) {
 			var err error
 			answer, err = encodeJSON(s.taskDoc(t))
 			return answer, err
-		}}
+		},
+	}
 	t, err := s.engine.TaskCreate(r.Context(), p)
 	if err != nil {
 		s.writeError(w, r, err)

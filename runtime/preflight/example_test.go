@@ -17,7 +17,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	ctx := context.Background()
 	path := filepath.Join(dir, sqlite.FileName)
 	db, err := sqlite.Open(ctx, sqlite.Config{Path: path})
@@ -39,7 +39,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	defer ro.Close(ctx)
+	defer func() { _ = ro.Close(ctx) }()
 	rep, err := preflight.Run(ctx, ro, preflight.Config{})
 	if err != nil {
 		panic(err)

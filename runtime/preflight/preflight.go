@@ -157,8 +157,10 @@ func (c *checker) scanned(sp *store.ScannedPayload) error {
 // frame checks one stored value: the codec tag first, then the frame.
 func (c *checker) frame(tag string, data []byte) error {
 	if tag == "" {
-		return &codec.Error{Code: codec.CodeUnsupportedPayloadCodec,
-			Message: "a stored durable value has no codec tag; every durable value must be tagged avro"}
+		return &codec.Error{
+			Code:    codec.CodeUnsupportedPayloadCodec,
+			Message: "a stored durable value has no codec tag; every durable value must be tagged avro",
+		}
 	}
 	if err := codec.CheckCodec(tag); err != nil {
 		return err

@@ -77,8 +77,10 @@ func fileSum(tb testing.TB, path string) [32]byte {
 func complete(tb testing.TB, s store.Store, p *store.TaskInsertParams, out store.Payload) *store.Task {
 	tb.Helper()
 	t := storetest.MustRunning(tb, s, p)
-	return storetest.MustTransition(tb, s, &store.TaskTransitionParams{ID: t.ID, From: []store.Status{store.StatusRunning},
-		To: store.StatusCompleted, Output: out})
+	return storetest.MustTransition(tb, s, &store.TaskTransitionParams{
+		ID: t.ID, From: []store.Status{store.StatusRunning},
+		To: store.StatusCompleted, Output: out,
+	})
 }
 
 func TestRun(t *testing.T) {
@@ -87,9 +89,11 @@ func TestRun(t *testing.T) {
 		ctx := t.Context()
 		storetest.MustInsertTask(t, f.db, &store.TaskInsertParams{Input: avro(t, "queued")})
 		running := storetest.MustRunning(t, f.db, &store.TaskInsertParams{Input: avro(t, "running")})
-		_, err := f.db.TaskCheckpoint(ctx, &store.TaskCheckpointParams{ID: running.ID, Checkpoint: avro(t, "cp"),
+		_, err := f.db.TaskCheckpoint(ctx, &store.TaskCheckpointParams{
+			ID: running.ID, Checkpoint: avro(t, "cp"),
 			Events: []store.EventDraft{{Type: "activity.completed", Payload: json.RawMessage(
-				`{"step":1,"result":{"codec":"json","blob":"customer data"},"result_envelope":` + envelopeJSON("avro", mustFrame(t, "r")) + `}`)}}})
+				`{"step":1,"result":{"codec":"json","blob":"customer data"},"result_envelope":` + envelopeJSON("avro", mustFrame(t, "r")) + `}`)}},
+		})
 		require.NoError(t, err)
 		complete(t, f.db, &store.TaskInsertParams{Input: avro(t, "in")}, avro(t, "out"))
 		rep := f.run(t, preflight.Config{})
@@ -117,18 +121,24 @@ func TestRun(t *testing.T) {
 		running := storetest.MustRunning(t, f.db, &store.TaskInsertParams{Input: avro(t, "in")})
 		_, err := f.db.TaskCheckpoint(ctx, &store.TaskCheckpointParams{ID: running.ID, Checkpoint: store.Payload{Codec: "avro", Data: truncated}})
 		require.NoError(t, err)
-		_, err = f.db.EventAppend(ctx, &store.EventAppendParams{TaskID: running.ID, Events: []store.EventDraft{{Type: "activity.completed",
+		_, err = f.db.EventAppend(ctx, &store.EventAppendParams{TaskID: running.ID, Events: []store.EventDraft{{
+			Type: "activity.completed",
 			Payload: json.RawMessage(`{"result_envelope":{"codec":"avro","blob":"not base64!"},` +
 				`"output":{"codec":"json","blob":"e30="},"output_envelope":` + envelopeJSON("avro", good) + `,` +
 				`"steps":[{"value_envelope":` + envelopeJSON("json", []byte(`{}`)) + `},{"value_envelope":null}],` +
-				`"odd_envelope":5}`)}}})
+				`"odd_envelope":5}`),
+		}}})
 		require.NoError(t, err)
 		jsonBytes := complete(t, f.db, &store.TaskInsertParams{Input: avro(t, "in")}, store.Payload{Codec: "avro", Data: []byte(`{"raw":"json"}`)})
-		_, err = f.db.IdempotencyKeyBegin(ctx, &store.IdempotencyKeyBeginParams{ClientID: "cli_a", Key: "k1",
-			RequestDigest: []byte("r"), ExpiresAt: time.Now().Add(time.Hour)})
+		_, err = f.db.IdempotencyKeyBegin(ctx, &store.IdempotencyKeyBeginParams{
+			ClientID: "cli_a", Key: "k1",
+			RequestDigest: []byte("r"), ExpiresAt: time.Now().Add(time.Hour),
+		})
 		require.NoError(t, err)
-		require.NoError(t, f.db.IdempotencyKeyComplete(ctx, &store.IdempotencyKeyCompleteParams{ClientID: "cli_a", Key: "k1", StatusCode: 202,
-			Body: []byte(`{"id":"task_x","input":"x","input_envelope":` + envelopeJSON("avro", badPrint) + `}`)}))
+		require.NoError(t, f.db.IdempotencyKeyComplete(ctx, &store.IdempotencyKeyCompleteParams{
+			ClientID: "cli_a", Key: "k1", StatusCode: 202,
+			Body: []byte(`{"id":"task_x","input":"x","input_envelope":` + envelopeJSON("avro", badPrint) + `}`),
+		}))
 
 		rep := f.run(t, preflight.Config{})
 		require.False(t, rep.OK())

@@ -18,7 +18,6 @@ package blob
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -32,6 +31,7 @@ import (
 	"time"
 
 	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/atomicfile"
 )
 
 // Sentinel errors of the package.
@@ -146,56 +146,25 @@ func (s *Store) write(ctx context.Context, r io.Reader, want string) (string, in
 	if err := ctx.Err(); err != nil {
 		return "", 0, err
 	}
-	var nonce [8]byte
-	if _, err := rand.Read(nonce[:]); err != nil {
-		return "", 0, err
-	}
-	tmp := filepath.Join(s.dir, tempPrefix+hex.EncodeToString(nonce[:]))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return "", 0, err
-	}
-	done := false
-	defer func() {
-		if !done {
-			f.Close()
-			os.Remove(tmp)
+	var digest string
+	var size int64
+	err := atomicfile.Write(s.dir, tempPrefix+"*", 0o600, func(w io.Writer) (string, error) {
+		h := sha256.New()
+		n, err := io.Copy(io.MultiWriter(w, h), ctxReader{ctx, r})
+		if err != nil {
+			return "", err
 		}
-	}()
-	h := sha256.New()
-	size, err := io.Copy(io.MultiWriter(f, h), ctxReader{ctx, r})
+		digest, size = DigestPrefix+hex.EncodeToString(h.Sum(nil)), n
+		if want != "" && digest != want {
+			return "", fmt.Errorf("%w: wrote %s, expected %s", ErrDigestMismatch, digest, want)
+		}
+		final, _ := s.Path(digest) // digest is well formed by construction
+		return final, nil
+	})
 	if err != nil {
-		return "", 0, err
-	}
-	digest := DigestPrefix + hex.EncodeToString(h.Sum(nil))
-	if want != "" && digest != want {
-		return "", 0, fmt.Errorf("%w: wrote %s, expected %s", ErrDigestMismatch, digest, want)
-	}
-	if err := f.Sync(); err != nil {
-		return "", 0, err
-	}
-	if err := f.Close(); err != nil {
-		return "", 0, err
-	}
-	final, _ := s.Path(digest) // digest is well formed by construction
-	if err := os.Rename(tmp, final); err != nil {
-		return "", 0, err
-	}
-	done = true
-	if err := syncDir(s.dir); err != nil {
 		return "", 0, err
 	}
 	return digest, size, nil
-}
-
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // intact reports whether the file with digest exists with the right
@@ -226,7 +195,7 @@ func (s *Store) Get(ctx context.Context, digest string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("get module file: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	h := sha256.New()
 	data, err := io.ReadAll(io.TeeReader(ctxReader{ctx, f}, h))
 	if err != nil {
@@ -266,7 +235,7 @@ func (s *Store) Delete(ctx context.Context, digest string) error {
 	} else if err != nil {
 		return fmt.Errorf("delete module file: %w", err)
 	}
-	return syncDir(s.dir)
+	return atomicfile.SyncDir(s.dir)
 }
 
 func sum(h hash.Hash) string { return DigestPrefix + hex.EncodeToString(h.Sum(nil)) }

@@ -13,7 +13,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	files, err := blob.New(blob.Config{Dir: dir})
 	if err != nil {
 		panic(err)

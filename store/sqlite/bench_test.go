@@ -37,7 +37,7 @@ func openBare(tb testing.TB) *sql.DB {
 		"?_pragma=busy_timeout(5000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)")
 	require.NoError(tb, err)
 	db.SetMaxOpenConns(1)
-	tb.Cleanup(func() { db.Close() })
+	tb.Cleanup(func() { _ = db.Close() })
 	_, err = db.ExecContext(tb.Context(), "CREATE TABLE t (id INTEGER PRIMARY KEY, v BLOB NOT NULL)")
 	require.NoError(tb, err)
 	return db
@@ -51,7 +51,7 @@ func baseline(b *testing.B) float64 {
 		db := openBare(b)
 		stmt, err := db.PrepareContext(b.Context(), "INSERT INTO t (v) VALUES (?)")
 		require.NoError(b, err)
-		defer stmt.Close()
+		defer func() { _ = stmt.Close() }()
 		v := make([]byte, 64)
 		const n = 500
 		start := time.Now()
@@ -79,14 +79,16 @@ func report(b *testing.B, ops int, elapsed time.Duration, unit string) {
 func openBench(b *testing.B) *sqlite.DB {
 	b.Helper()
 	var commits, jobs atomic.Int64
-	db, err := sqlite.Open(b.Context(), sqlite.Config{Path: filepath.Join(b.TempDir(), "weft.db"), SkipQuickCheck: true,
+	db, err := sqlite.Open(b.Context(), sqlite.Config{
+		Path: filepath.Join(b.TempDir(), "weft.db"), SkipQuickCheck: true,
 		ObserveCommit: func(n int, _ time.Duration) {
 			commits.Add(1)
 			jobs.Add(int64(n))
-		}})
+		},
+	})
 	require.NoError(b, err)
 	b.Cleanup(func() {
-		db.Close(context.Background())
+		_ = db.Close(context.Background())
 		if c := commits.Load(); c > 0 {
 			b.ReportMetric(float64(jobs.Load())/float64(c), "jobs/commit")
 		}
@@ -95,8 +97,10 @@ func openBench(b *testing.B) *sqlite.DB {
 }
 
 func insertParams() *store.TaskInsertParams {
-	return &store.TaskInsertParams{Module: "echo", ModuleDigest: storetest.Digest, Function: "echo",
-		Input: storetest.Frame("input"), OwnerClientID: "cli_bench"}
+	return &store.TaskInsertParams{
+		Module: "echo", ModuleDigest: storetest.Digest, Function: "echo",
+		Input: storetest.Frame("input"), OwnerClientID: "cli_bench",
+	}
 }
 
 // BenchmarkBaselineCommit is the raw limit: one durable commit per row.
@@ -105,7 +109,7 @@ func BenchmarkBaselineCommit(b *testing.B) {
 	db := openBare(b)
 	stmt, err := db.PrepareContext(b.Context(), "INSERT INTO t (v) VALUES (?)")
 	require.NoError(b, err)
-	defer stmt.Close()
+	defer func() { _ = stmt.Close() }()
 	v := make([]byte, 64)
 	start := time.Now()
 	for b.Loop() {
@@ -241,13 +245,17 @@ func lifecycle(b *testing.B, db *sqlite.DB, n, submitters, workers int) {
 					inner.Add(1)
 					go func() {
 						defer inner.Done()
-						if _, err := db.TaskTransition(ctx, &store.TaskTransitionParams{ID: t.ID,
-							From: []store.Status{store.StatusLoading}, To: store.StatusRunning}); err != nil {
+						if _, err := db.TaskTransition(ctx, &store.TaskTransitionParams{
+							ID:   t.ID,
+							From: []store.Status{store.StatusLoading}, To: store.StatusRunning,
+						}); err != nil {
 							fail(err)
 							return
 						}
-						if _, err := db.TaskTransition(ctx, &store.TaskTransitionParams{ID: t.ID,
-							From: []store.Status{store.StatusRunning}, To: store.StatusCompleted, Output: storetest.Frame("out")}); err != nil {
+						if _, err := db.TaskTransition(ctx, &store.TaskTransitionParams{
+							ID:   t.ID,
+							From: []store.Status{store.StatusRunning}, To: store.StatusCompleted, Output: storetest.Frame("out"),
+						}); err != nil {
 							fail(err)
 							return
 						}
@@ -345,7 +353,7 @@ func copyFile(tb testing.TB, src, dst string) {
 	tb.Helper()
 	in, err := os.Open(src)
 	require.NoError(tb, err)
-	defer in.Close()
+	defer func() { _ = in.Close() }()
 	out, err := os.Create(dst)
 	require.NoError(tb, err)
 	_, err = io.Copy(out, in)

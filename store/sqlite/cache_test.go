@@ -23,7 +23,7 @@ func TestCacheStaysExact(t *testing.T) {
 	task := storetest.MustRunning(t, db, nil) // the writer now holds its row
 	raw, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
 	require.NoError(t, err)
-	defer raw.Close()
+	defer func() { _ = raw.Close() }()
 
 	// Another writer appends event 3.
 	_, err = raw.ExecContext(ctx, `INSERT INTO task_events (task_id, seq, type, payload, created_at) VALUES (?, 3, 'task.log', '{}', 0)`, task.ID)
@@ -58,8 +58,10 @@ func TestFailedJobLeavesNoTrace(t *testing.T) {
 	parent := storetest.MustRunning(t, db, &store.TaskInsertParams{Kind: store.KindWorkflow})
 	taken := storetest.MustInsertTask(t, db, nil)
 	for range 3 {
-		_, err := db.TaskInsert(ctx, &store.TaskInsertParams{ID: taken.ID, Module: "m", ModuleDigest: storetest.Digest, Function: "f",
-			ParentTaskID: parent.ID, ParentEvents: []store.EventDraft{{Type: "activity.scheduled"}}})
+		_, err := db.TaskInsert(ctx, &store.TaskInsertParams{
+			ID: taken.ID, Module: "m", ModuleDigest: storetest.Digest, Function: "f",
+			ParentTaskID: parent.ID, ParentEvents: []store.EventDraft{{Type: "activity.scheduled"}},
+		})
 		require.ErrorIs(t, err, store.ErrExists)
 	}
 	evs, err := db.EventAppend(ctx, &store.EventAppendParams{TaskID: parent.ID, Events: []store.EventDraft{{Type: store.EventLog}}})

@@ -74,5 +74,5 @@ func (c *checkpointer) run() {
 func (c *checkpointer) close() {
 	close(c.stop)
 	<-c.done
-	c.conn.Close()
+	_ = c.conn.Close()
 }

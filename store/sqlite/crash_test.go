@@ -102,8 +102,10 @@ func crashStep(ctx context.Context, db *sqlite.DB, r *rand.Rand, policies []stor
 		}
 		return nil
 	}
-	t, err := db.TaskInsert(ctx, &store.TaskInsertParams{Module: "echo", ModuleDigest: storetest.Digest, Function: "echo",
-		OnRestart: policies[r.IntN(3)], Input: storetest.Frame("in")})
+	t, err := db.TaskInsert(ctx, &store.TaskInsertParams{
+		Module: "echo", ModuleDigest: storetest.Digest, Function: "echo",
+		OnRestart: policies[r.IntN(3)], Input: storetest.Frame("in"),
+	})
 	if err != nil {
 		return err
 	}
@@ -133,8 +135,10 @@ func crashStep(ctx context.Context, db *sqlite.DB, r *rand.Rand, policies []stor
 		report("S %s %s %d", t.ID, t.Status, t.LastSeq)
 	}
 	for range r.IntN(4) {
-		evs, err := db.EventAppend(ctx, &store.EventAppendParams{TaskID: t.ID,
-			Events: []store.EventDraft{{Type: store.EventLog, Payload: json.RawMessage(`{"line":"working"}`)}}})
+		evs, err := db.EventAppend(ctx, &store.EventAppendParams{
+			TaskID: t.ID,
+			Events: []store.EventDraft{{Type: store.EventLog, Payload: json.RawMessage(`{"line":"working"}`)}},
+		})
 		if err != nil {
 			return lostOrErr(err)
 		}
@@ -317,7 +321,7 @@ func checkAllLogs(t *testing.T, path string) {
 	t.Helper()
 	raw, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
 	require.NoError(t, err)
-	defer raw.Close()
+	defer func() { _ = raw.Close() }()
 	ctx := t.Context()
 	status := map[string]string{}
 	lastSeq := map[string]int64{}

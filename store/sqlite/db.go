@@ -194,22 +194,22 @@ func (db *DB) open(ctx context.Context) error {
 			return classify(err)
 		}
 		if err := checkFile(ctx, conn, db.cfg.SkipQuickCheck); err != nil {
-			conn.Close()
+			_ = conn.Close()
 			return err
 		}
 		if err := migrate(ctx, conn, db.log); err != nil {
-			conn.Close()
+			_ = conn.Close()
 			return err
 		}
 		db.cdb, err = sql.Open("sqlite", db.dsn(connCheckpoint))
 		if err != nil {
-			conn.Close()
+			_ = conn.Close()
 			return err
 		}
 		db.cdb.SetMaxOpenConns(1)
 		cconn, err := db.cdb.Conn(ctx)
 		if err != nil {
-			conn.Close()
+			_ = conn.Close()
 			return classify(err)
 		}
 		db.ckpt = newCheckpointer(cconn, db.log)
@@ -226,7 +226,7 @@ func (db *DB) open(ctx context.Context) error {
 		if err != nil {
 			return classify(err)
 		}
-		defer conn.Close()
+		defer func() { _ = conn.Close() }()
 		if err := checkFile(ctx, conn, db.cfg.SkipQuickCheck); err != nil {
 			return err
 		}
@@ -257,7 +257,7 @@ func (db *DB) Close(ctx context.Context) error {
 func (db *DB) closeAll() error {
 	var errs []error
 	db.rstmts.Range(func(_, v any) bool {
-		v.(*sql.Stmt).Close()
+		_ = v.(*sql.Stmt).Close()
 		return true
 	})
 	if db.w != nil {
@@ -302,7 +302,7 @@ func (db *DB) rstmt(ctx context.Context, query string) (*sql.Stmt, error) {
 		return nil, classify(err)
 	}
 	if prev, loaded := db.rstmts.LoadOrStore(query, s); loaded {
-		s.Close()
+		_ = s.Close()
 		return prev.(*sql.Stmt), nil
 	}
 	return s, nil

@@ -59,7 +59,7 @@ func TestSchema(t *testing.T) {
 
 	raw, err := sql.Open("sqlite", path)
 	require.NoError(t, err)
-	defer raw.Close()
+	defer func() { _ = raw.Close() }()
 	rows, err := raw.QueryContext(t.Context(), `SELECT sql FROM sqlite_master
 		WHERE sql IS NOT NULL AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY type DESC, name`)
 	require.NoError(t, err)
@@ -193,7 +193,7 @@ func TestOpen(t *testing.T) {
 
 		ro, err := sqlite.Open(t.Context(), sqlite.Config{Path: path, ReadOnly: true})
 		require.NoError(t, err)
-		defer ro.Close(t.Context())
+		defer func() { _ = ro.Close(t.Context()) }()
 		got, err := ro.TaskGet(t.Context(), task.ID)
 		require.NoError(t, err)
 		require.Equal(t, task.ID, got.ID)

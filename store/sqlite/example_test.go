@@ -17,13 +17,13 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, sqlite.Config{Path: filepath.Join(dir, sqlite.FileName)})
 	if err != nil {
 		panic(err)
 	}
-	defer db.Close(ctx)
+	defer func() { _ = db.Close(ctx) }()
 
 	task, err := db.TaskInsert(ctx, &store.TaskInsertParams{
 		Module: "echo", Function: "echo",

@@ -40,8 +40,10 @@ var moveColumns = map[store.Status][]string{
 	store.StatusCancelled:  finishColumns,
 }
 
-var finishColumns = []string{"output_codec", "output", "error_code", "error_message", "error_type",
-	"error_non_retryable", "error_details_codec", "error_details", "finished_at"}
+var finishColumns = []string{
+	"output_codec", "output", "error_code", "error_message", "error_type",
+	"error_non_retryable", "error_details_codec", "error_details", "finished_at",
+}
 
 // moveSQL holds the UPDATE of each target status, built from moveColumns.
 var moveSQL = func() map[store.Status]string {

@@ -58,8 +58,10 @@ func (db *DB) scanTasks(ctx context.Context, fn func(*store.ScannedPayload) erro
 				if !codecs[i].Valid && data[i] == nil {
 					continue
 				}
-				page = append(page, &store.ScannedPayload{Table: "tasks", Row: id, Field: f,
-					Payload: store.Payload{Codec: codecs[i].String, Data: data[i]}})
+				page = append(page, &store.ScannedPayload{
+					Table: "tasks", Row: id, Field: f,
+					Payload: store.Payload{Codec: codecs[i].String, Data: data[i]},
+				})
 			}
 		}
 		if last, err := deliverPage(rows, page, n, fn); err != nil || last {
@@ -83,8 +85,10 @@ func (db *DB) scanEvents(ctx context.Context, fn func(*store.ScannedPayload) err
 				rows.Close()
 				return classify(err)
 			}
-			page = append(page, &store.ScannedPayload{Table: "task_events", Row: fmt.Sprintf("%s#%d", taskID, seq),
-				Field: "payload", Document: json.RawMessage(payload)})
+			page = append(page, &store.ScannedPayload{
+				Table: "task_events", Row: fmt.Sprintf("%s#%d", taskID, seq),
+				Field: "payload", Document: json.RawMessage(payload),
+			})
 		}
 		if last, err := deliverPage(rows, page, len(page), fn); err != nil || last {
 			return err
@@ -114,8 +118,10 @@ func (db *DB) scanKeys(ctx context.Context, fn func(*store.ScannedPayload) error
 			if len(body) == 0 {
 				continue
 			}
-			page = append(page, &store.ScannedPayload{Table: "idempotency_keys", Row: client + "/" + key,
-				Field: "body", Document: json.RawMessage(body)})
+			page = append(page, &store.ScannedPayload{
+				Table: "idempotency_keys", Row: client + "/" + key,
+				Field: "body", Document: json.RawMessage(body),
+			})
 		}
 		if last, err := deliverPage(rows, page, n, fn); err != nil || last {
 			return err

@@ -48,8 +48,10 @@ func TestWriteFailureRollsBack(t *testing.T) {
 	const n = 8
 	ids := make([]string, n)
 	for i := range ids {
-		task, err := db.TaskInsert(ctx, &store.TaskInsertParams{Module: "echo", ModuleDigest: storetest.Digest, Function: "echo",
-			OnRestart: store.OnRestartRetry, Input: storetest.Frame("in")})
+		task, err := db.TaskInsert(ctx, &store.TaskInsertParams{
+			Module: "echo", ModuleDigest: storetest.Digest, Function: "echo",
+			OnRestart: store.OnRestartRetry, Input: storetest.Frame("in"),
+		})
 		require.NoError(t, err)
 		for _, to := range []store.Status{store.StatusLoading, store.StatusRunning} {
 			_, err = db.TaskTransition(ctx, &store.TaskTransitionParams{ID: task.ID, From: []store.Status{task.Status}, To: to})
@@ -59,8 +61,10 @@ func TestWriteFailureRollsBack(t *testing.T) {
 		ids[i] = task.ID
 	}
 	complete := func(id string) error {
-		_, err := db.TaskTransition(ctx, &store.TaskTransitionParams{ID: id, From: []store.Status{store.StatusRunning},
-			To: store.StatusCompleted, Output: storetest.Frame("out")})
+		_, err := db.TaskTransition(ctx, &store.TaskTransitionParams{
+			ID: id, From: []store.Status{store.StatusRunning},
+			To: store.StatusCompleted, Output: storetest.Frame("out"),
+		})
 		return err
 	}
 	// Enough log lines to spill out of SQLite's page cache into the WAL.
@@ -118,13 +122,13 @@ func TestWriteFailureRollsBack(t *testing.T) {
 
 	raw, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
 	require.NoError(t, err)
-	defer raw.Close()
+	defer func() { _ = raw.Close() }()
 	var check string
 	require.NoError(t, raw.QueryRow("PRAGMA integrity_check").Scan(&check))
 	require.Equal(t, "ok", check)
 	db2, err := sqlite.Open(ctx, sqlite.Config{Path: path})
 	require.NoError(t, err)
-	defer db2.Close(ctx)
+	defer func() { _ = db2.Close(ctx) }()
 	for _, id := range ids {
 		task, err := db2.TaskGet(ctx, id)
 		require.NoError(t, err)

@@ -130,9 +130,9 @@ func (w *writer) closeConn() {
 		return // still running: leave the connection to the writer
 	}
 	for _, s := range w.stmts {
-		s.Close()
+		_ = s.Close()
 	}
-	w.conn.Close()
+	_ = w.conn.Close()
 }
 
 func (w *writer) run() {

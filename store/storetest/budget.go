@@ -120,8 +120,10 @@ func testBudget(t *testing.T, newStore func(testing.TB) store.Store) {
 		ctx := t.Context()
 		var ids []string
 		for i, owner := range []string{"cli_a", "cli_a", "cli_b"} {
-			wf := MustRunning(t, s, &store.TaskInsertParams{Kind: store.KindWorkflow, Function: "flow",
-				OwnerClientID: owner, MemoryLimit: int64(10 * (i + 1))})
+			wf := MustRunning(t, s, &store.TaskInsertParams{
+				Kind: store.KindWorkflow, Function: "flow",
+				OwnerClientID: owner, MemoryLimit: int64(10 * (i + 1)),
+			})
 			_, err := s.WorkflowCommit(ctx, &store.WorkflowCommitParams{ID: wf.ID, LastSeq: wf.LastSeq, Wait: true})
 			require.NoError(t, err)
 			_, err = s.EventAppend(ctx, &store.EventAppendParams{TaskID: wf.ID, Events: []store.EventDraft{{Type: "signal.received"}}, Wake: true})

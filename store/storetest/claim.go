@@ -92,8 +92,10 @@ func testClaim(t *testing.T, newStore func(testing.TB) store.Store) {
 		s := newStore(t)
 		const n = 200
 		parallel(t, n, 16, func(i int) error {
-			_, err := s.TaskInsert(t.Context(), &store.TaskInsertParams{Module: "m", ModuleDigest: Digest, Function: "f",
-				OwnerClientID: []string{"cli_a", "cli_b", "cli_c"}[i%3]})
+			_, err := s.TaskInsert(t.Context(), &store.TaskInsertParams{
+				Module: "m", ModuleDigest: Digest, Function: "f",
+				OwnerClientID: []string{"cli_a", "cli_b", "cli_c"}[i%3],
+			})
 			return err
 		})
 		results := make([][]*store.Task, 40)

@@ -73,8 +73,10 @@ func testPairing(t *testing.T, newStore func(testing.TB) store.Store) {
 		t.Parallel()
 		s := newStore(t)
 		ctx := t.Context()
-		p, err := s.PairingInsert(ctx, &store.PairingInsertParams{CodeHash: hash("code"), Scopes: []string{"tasks:read"},
-			ExpiresAt: time.Now().Add(10 * time.Minute)})
+		p, err := s.PairingInsert(ctx, &store.PairingInsertParams{
+			CodeHash: hash("code"), Scopes: []string{"tasks:read"},
+			ExpiresAt: time.Now().Add(10 * time.Minute),
+		})
 		require.NoError(t, err)
 		require.NoError(t, store.CheckID(store.PairingIDPrefix, p.ID))
 		c, err := s.PairingRedeem(ctx, &store.PairingRedeemParams{CodeHash: hash("code"), ClientName: "phone", TokenHash: hash("tok")})
@@ -103,8 +105,10 @@ func testPairing(t *testing.T, newStore func(testing.TB) store.Store) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, errs[i] = s.PairingRedeem(t.Context(), &store.PairingRedeemParams{CodeHash: hash("code"),
-					ClientName: fmt.Sprintf("c%d", i), TokenHash: hash(fmt.Sprintf("tok%d", i))})
+				_, errs[i] = s.PairingRedeem(t.Context(), &store.PairingRedeemParams{
+					CodeHash:   hash("code"),
+					ClientName: fmt.Sprintf("c%d", i), TokenHash: hash(fmt.Sprintf("tok%d", i)),
+				})
 			}()
 		}
 		wg.Wait()
@@ -134,8 +138,10 @@ func testPairing(t *testing.T, newStore func(testing.TB) store.Store) {
 		_, err = s.PairingInsert(ctx, &store.PairingInsertParams{CodeHash: hash("other")})
 		require.ErrorIs(t, err, store.ErrInvalid)
 
-		_, err = s.PairingRedeem(ctx, &store.PairingRedeemParams{CodeHash: hash("code"), ClientName: "x", TokenHash: hash("t"),
-			Now: expires.Add(time.Second)})
+		_, err = s.PairingRedeem(ctx, &store.PairingRedeemParams{
+			CodeHash: hash("code"), ClientName: "x", TokenHash: hash("t"),
+			Now: expires.Add(time.Second),
+		})
 		require.ErrorIs(t, err, store.ErrExpired)
 		_, err = s.PairingRedeem(ctx, &store.PairingRedeemParams{CodeHash: hash("unknown"), ClientName: "x", TokenHash: hash("t")})
 		require.ErrorIs(t, err, store.ErrNotFound)

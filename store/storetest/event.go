@@ -64,8 +64,10 @@ func testEvent(t *testing.T, newStore func(testing.TB) store.Store) {
 			tasks[i] = MustInsertTask(t, s, nil)
 		}
 		parallel(t, 400, 16, func(i int) error {
-			_, err := s.EventAppend(t.Context(), &store.EventAppendParams{TaskID: tasks[i%len(tasks)].ID,
-				Events: []store.EventDraft{{Type: store.EventLog}}})
+			_, err := s.EventAppend(t.Context(), &store.EventAppendParams{
+				TaskID: tasks[i%len(tasks)].ID,
+				Events: []store.EventDraft{{Type: store.EventLog}},
+			})
 			return err
 		})
 		for _, task := range tasks {
@@ -166,8 +168,10 @@ func testEvent(t *testing.T, newStore func(testing.TB) store.Store) {
 		claimed, err := s.TaskClaim(ctx, &store.TaskClaimParams{Limit: 5})
 		require.NoError(t, err)
 		require.Empty(t, claimed)
-		_, err = s.EventAppend(ctx, &store.EventAppendParams{TaskID: waiting.ID, Wake: true,
-			Events: []store.EventDraft{{Type: "signal.received", Payload: json.RawMessage(`{"name":"approve"}`)}}})
+		_, err = s.EventAppend(ctx, &store.EventAppendParams{
+			TaskID: waiting.ID, Wake: true,
+			Events: []store.EventDraft{{Type: "signal.received", Payload: json.RawMessage(`{"name":"approve"}`)}},
+		})
 		require.NoError(t, err)
 		claimed, err = s.TaskClaim(ctx, &store.TaskClaimParams{Limit: 5})
 		require.NoError(t, err)

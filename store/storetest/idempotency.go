@@ -95,11 +95,15 @@ func testIdempotency(t *testing.T, newStore func(testing.TB) store.Store) {
 		s := newStore(t)
 		ctx := t.Context()
 		now := time.Now()
-		_, err := s.IdempotencyKeyBegin(ctx, &store.IdempotencyKeyBeginParams{ClientID: "cli_a", Key: "k",
-			RequestDigest: hash("req"), ExpiresAt: now.Add(time.Minute)})
+		_, err := s.IdempotencyKeyBegin(ctx, &store.IdempotencyKeyBeginParams{
+			ClientID: "cli_a", Key: "k",
+			RequestDigest: hash("req"), ExpiresAt: now.Add(time.Minute),
+		})
 		require.NoError(t, err)
-		res, err := s.IdempotencyKeyBegin(ctx, &store.IdempotencyKeyBeginParams{ClientID: "cli_a", Key: "k",
-			RequestDigest: hash("other"), ExpiresAt: now.Add(time.Hour), Now: now.Add(2 * time.Minute)})
+		res, err := s.IdempotencyKeyBegin(ctx, &store.IdempotencyKeyBeginParams{
+			ClientID: "cli_a", Key: "k",
+			RequestDigest: hash("other"), ExpiresAt: now.Add(time.Hour), Now: now.Add(2 * time.Minute),
+		})
 		require.NoError(t, err)
 		require.Equal(t, store.IdempotencyNew, res.Outcome)
 		require.Equal(t, hash("other"), res.Key.RequestDigest)
@@ -112,15 +116,19 @@ func testIdempotency(t *testing.T, newStore func(testing.TB) store.Store) {
 		require.Equal(t, store.IdempotencyNew, begin(t, s, "cli_a", "k", "req").Outcome)
 		id := store.NewID(store.TaskIDPrefix)
 		body := []byte(`{"id":"` + id + `"}`)
-		MustInsertTask(t, s, &store.TaskInsertParams{ID: id, OwnerClientID: "cli_a",
-			Idempotency: &store.IdempotencyKeyCompleteParams{ClientID: "cli_a", Key: "k", StatusCode: 202, Body: body}})
+		MustInsertTask(t, s, &store.TaskInsertParams{
+			ID: id, OwnerClientID: "cli_a",
+			Idempotency: &store.IdempotencyKeyCompleteParams{ClientID: "cli_a", Key: "k", StatusCode: 202, Body: body},
+		})
 		replay := begin(t, s, "cli_a", "k", "req")
 		require.Equal(t, store.IdempotencyReplay, replay.Outcome)
 		require.Equal(t, body, replay.Key.Body)
 
 		// A key that is not in flight voids the whole insert.
-		_, err := s.TaskInsert(ctx, &store.TaskInsertParams{Module: "m", ModuleDigest: Digest, Function: "f",
-			Idempotency: &store.IdempotencyKeyCompleteParams{ClientID: "cli_a", Key: "nope", StatusCode: 202}})
+		_, err := s.TaskInsert(ctx, &store.TaskInsertParams{
+			Module: "m", ModuleDigest: Digest, Function: "f",
+			Idempotency: &store.IdempotencyKeyCompleteParams{ClientID: "cli_a", Key: "nope", StatusCode: 202},
+		})
 		require.ErrorIs(t, err, store.ErrNotFound)
 		list, err := s.TaskList(ctx, &store.TaskListParams{})
 		require.NoError(t, err)

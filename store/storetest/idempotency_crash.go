@@ -17,7 +17,8 @@ func testIdempotencyTask(t *testing.T, newStore func(testing.TB) store.Store) {
 	begin := func(tb testing.TB, s store.Store, key, digest string) *store.IdempotencyKeyBeginResult {
 		tb.Helper()
 		res, err := s.IdempotencyKeyBegin(tb.Context(), &store.IdempotencyKeyBeginParams{
-			ClientID: "cli_a", Key: key, RequestDigest: hash(digest), ExpiresAt: time.Now().Add(time.Hour)})
+			ClientID: "cli_a", Key: key, RequestDigest: hash(digest), ExpiresAt: time.Now().Add(time.Hour),
+		})
 		require.NoError(tb, err)
 		return res
 	}
@@ -28,8 +29,10 @@ func testIdempotencyTask(t *testing.T, newStore func(testing.TB) store.Store) {
 		ctx := t.Context()
 		require.Equal(t, store.IdempotencyNew, begin(t, s, "k", "req").Outcome)
 		require.Equal(t, store.IdempotencyNew, begin(t, s, "free", "req").Outcome)
-		task := MustInsertTask(t, s, &store.TaskInsertParams{OwnerClientID: "cli_a",
-			IdempotencyTask: &store.IdempotencyKeyRef{ClientID: "cli_a", Key: "k"}})
+		task := MustInsertTask(t, s, &store.TaskInsertParams{
+			OwnerClientID:   "cli_a",
+			IdempotencyTask: &store.IdempotencyKeyRef{ClientID: "cli_a", Key: "k"},
+		})
 
 		got := begin(t, s, "k", "req")
 		require.Equal(t, store.IdempotencyTask, got.Outcome)
@@ -48,7 +51,8 @@ func testIdempotencyTask(t *testing.T, newStore func(testing.TB) store.Store) {
 		require.Equal(t, store.IdempotencyNew, begin(t, s, "free", "req").Outcome)
 
 		require.NoError(t, s.IdempotencyKeyComplete(ctx, &store.IdempotencyKeyCompleteParams{
-			ClientID: "cli_a", Key: "k", StatusCode: 200, Body: []byte(`{"id":"x"}`)}))
+			ClientID: "cli_a", Key: "k", StatusCode: 200, Body: []byte(`{"id":"x"}`),
+		}))
 		got = begin(t, s, "k", "req")
 		require.Equal(t, store.IdempotencyReplay, got.Outcome)
 		require.Equal(t, []byte(`{"id":"x"}`), got.Key.Body)
@@ -58,14 +62,18 @@ func testIdempotencyTask(t *testing.T, newStore func(testing.TB) store.Store) {
 		t.Parallel()
 		s := newStore(t)
 		ctx := t.Context()
-		_, err := s.TaskInsert(ctx, &store.TaskInsertParams{Module: "m", ModuleDigest: Digest, Function: "f",
-			IdempotencyTask: &store.IdempotencyKeyRef{ClientID: "cli_a", Key: "nope"}})
+		_, err := s.TaskInsert(ctx, &store.TaskInsertParams{
+			Module: "m", ModuleDigest: Digest, Function: "f",
+			IdempotencyTask: &store.IdempotencyKeyRef{ClientID: "cli_a", Key: "nope"},
+		})
 		require.ErrorIs(t, err, store.ErrNotFound)
 
 		require.Equal(t, store.IdempotencyNew, begin(t, s, "k", "req").Outcome)
 		MustInsertTask(t, s, &store.TaskInsertParams{IdempotencyTask: &store.IdempotencyKeyRef{ClientID: "cli_a", Key: "k"}})
-		_, err = s.TaskInsert(ctx, &store.TaskInsertParams{Module: "m", ModuleDigest: Digest, Function: "f",
-			IdempotencyTask: &store.IdempotencyKeyRef{ClientID: "cli_a", Key: "k"}})
+		_, err = s.TaskInsert(ctx, &store.TaskInsertParams{
+			Module: "m", ModuleDigest: Digest, Function: "f",
+			IdempotencyTask: &store.IdempotencyKeyRef{ClientID: "cli_a", Key: "k"},
+		})
 		require.ErrorIs(t, err, store.ErrNotFound, "a key binds one task")
 		list, err := s.TaskList(ctx, &store.TaskListParams{})
 		require.NoError(t, err)
@@ -79,16 +87,20 @@ func testIdempotencyTask(t *testing.T, newStore func(testing.TB) store.Store) {
 		task := MustInsertTask(t, s, &store.TaskInsertParams{OwnerClientID: "cli_a"})
 		require.Equal(t, store.IdempotencyNew, begin(t, s, "sig", "req").Outcome)
 		draft := []store.EventDraft{{Type: "signal.received", Payload: []byte(`{"name":"go"}`)}}
-		_, err := s.EventAppend(ctx, &store.EventAppendParams{TaskID: task.ID, Events: draft,
-			Idempotency: &store.IdempotencyKeyCompleteParams{ClientID: "cli_a", Key: "sig", StatusCode: 202, Body: []byte(`{"ok":1}`)}})
+		_, err := s.EventAppend(ctx, &store.EventAppendParams{
+			TaskID: task.ID, Events: draft,
+			Idempotency: &store.IdempotencyKeyCompleteParams{ClientID: "cli_a", Key: "sig", StatusCode: 202, Body: []byte(`{"ok":1}`)},
+		})
 		require.NoError(t, err)
 		got := begin(t, s, "sig", "req")
 		require.Equal(t, store.IdempotencyReplay, got.Outcome)
 		require.Equal(t, []byte(`{"ok":1}`), got.Key.Body)
 
 		// A key that is not in flight voids the append.
-		_, err = s.EventAppend(ctx, &store.EventAppendParams{TaskID: task.ID, Events: draft,
-			Idempotency: &store.IdempotencyKeyCompleteParams{ClientID: "cli_a", Key: "sig", StatusCode: 202}})
+		_, err = s.EventAppend(ctx, &store.EventAppendParams{
+			TaskID: task.ID, Events: draft,
+			Idempotency: &store.IdempotencyKeyCompleteParams{ClientID: "cli_a", Key: "sig", StatusCode: 202},
+		})
 		require.ErrorIs(t, err, store.ErrNotFound)
 		events, err := s.EventList(ctx, &store.EventListParams{TaskID: task.ID})
 		require.NoError(t, err)
@@ -99,8 +111,10 @@ func testIdempotencyTask(t *testing.T, newStore func(testing.TB) store.Store) {
 		t.Parallel()
 		s := newStore(t)
 		require.Equal(t, store.IdempotencyNew, begin(t, s, "k", "req").Outcome)
-		task := MustInsertTask(t, s, &store.TaskInsertParams{Start: true,
-			IdempotencyTask: &store.IdempotencyKeyRef{ClientID: "cli_a", Key: "k"}})
+		task := MustInsertTask(t, s, &store.TaskInsertParams{
+			Start:           true,
+			IdempotencyTask: &store.IdempotencyKeyRef{ClientID: "cli_a", Key: "k"},
+		})
 		require.Equal(t, store.StatusRunning, task.Status)
 		got := begin(t, s, "k", "req")
 		require.Equal(t, store.IdempotencyTask, got.Outcome)

@@ -49,8 +49,10 @@ func testTimePrecision(t *testing.T, newStore func(testing.TB) store.Store) {
 
 		// A retry's not_before, given to a transition, reads back the same way.
 		run := MustRunning(t, s, nil)
-		MustTransition(t, s, &store.TaskTransitionParams{ID: run.ID, From: []store.Status{store.StatusRunning},
-			To: store.StatusQueued, NotBefore: given})
+		MustTransition(t, s, &store.TaskTransitionParams{
+			ID: run.ID, From: []store.Status{store.StatusRunning},
+			To: store.StatusQueued, NotBefore: given,
+		})
 		got, err = s.TaskGet(ctx, run.ID)
 		require.NoError(t, err)
 		exact(t, "not_before of a retry", want, got.NotBefore)
@@ -79,8 +81,10 @@ func testTimePrecision(t *testing.T, newStore func(testing.TB) store.Store) {
 		ctx := t.Context()
 		task := MustRunning(t, s, nil)
 		from := time.Now()
-		MustTransition(t, s, &store.TaskTransitionParams{ID: task.ID, From: []store.Status{store.StatusRunning},
-			To: store.StatusCompleted, Output: Frame("out")})
+		MustTransition(t, s, &store.TaskTransitionParams{
+			ID: task.ID, From: []store.Status{store.StatusRunning},
+			To: store.StatusCompleted, Output: Frame("out"),
+		})
 		to := time.Now()
 		done, err := s.TaskGet(ctx, task.ID)
 		require.NoError(t, err)

@@ -22,9 +22,11 @@ func testProgress(t *testing.T, newStore func(testing.TB) store.Store) {
 		require.Nil(t, task.Progress, "a new task has no progress")
 
 		for i, msg := range []string{"first", ""} {
-			evs, err := s.EventAppend(ctx, &store.EventAppendParams{TaskID: task.ID,
+			evs, err := s.EventAppend(ctx, &store.EventAppendParams{
+				TaskID:   task.ID,
 				Events:   []store.EventDraft{{Type: store.EventProgress, Payload: json.RawMessage(`{"done":1,"total":2}`)}},
-				Progress: &store.TaskProgress{Done: int64(i + 1), Total: 2, Message: msg}})
+				Progress: &store.TaskProgress{Done: int64(i + 1), Total: 2, Message: msg},
+			})
 			require.NoError(t, err)
 			got, err := s.TaskGet(ctx, task.ID)
 			require.NoError(t, err)
@@ -57,8 +59,10 @@ func testProgress(t *testing.T, newStore func(testing.TB) store.Store) {
 		ctx := t.Context()
 		task := MustRunning(t, s, nil)
 		done := MustRunning(t, s, nil)
-		MustTransition(t, s, &store.TaskTransitionParams{ID: done.ID, From: []store.Status{store.StatusRunning}, To: store.StatusFailed,
-			Error: &store.TaskError{Code: "trap", Type: "trap"}})
+		MustTransition(t, s, &store.TaskTransitionParams{
+			ID: done.ID, From: []store.Status{store.StatusRunning}, To: store.StatusFailed,
+			Error: &store.TaskError{Code: "trap", Type: "trap"},
+		})
 		draft := []store.EventDraft{{Type: store.EventProgress}}
 		for _, c := range []struct {
 			name string

@@ -144,8 +144,10 @@ func testRecover(t *testing.T, newStore func(testing.TB) store.Store) {
 				}
 			}
 		}
-		_, err := s.IdempotencyKeyBegin(ctx, &store.IdempotencyKeyBeginParams{ClientID: "cli_a", Key: "k1",
-			RequestDigest: hash("r1"), ExpiresAt: time.Now().Add(time.Hour)})
+		_, err := s.IdempotencyKeyBegin(ctx, &store.IdempotencyKeyBeginParams{
+			ClientID: "cli_a", Key: "k1",
+			RequestDigest: hash("r1"), ExpiresAt: time.Now().Add(time.Hour),
+		})
 		require.NoError(t, err)
 		res, err := s.TaskRecover(ctx)
 		require.NoError(t, err)
@@ -158,8 +160,10 @@ func testRecover(t *testing.T, newStore func(testing.TB) store.Store) {
 		for _, id := range ids {
 			MustCheckLog(t, s, id)
 		}
-		begin, err := s.IdempotencyKeyBegin(ctx, &store.IdempotencyKeyBeginParams{ClientID: "cli_a", Key: "k1",
-			RequestDigest: hash("r1"), ExpiresAt: time.Now().Add(time.Hour)})
+		begin, err := s.IdempotencyKeyBegin(ctx, &store.IdempotencyKeyBeginParams{
+			ClientID: "cli_a", Key: "k1",
+			RequestDigest: hash("r1"), ExpiresAt: time.Now().Add(time.Hour),
+		})
 		require.NoError(t, err)
 		require.Equal(t, store.IdempotencyNew, begin.Outcome)
 	})

@@ -94,8 +94,10 @@ func testRetention(t *testing.T, newStore func(testing.TB) store.Store) {
 		s := newStore(t)
 		ctx := t.Context()
 		begin := func(key string, expires time.Time) {
-			_, err := s.IdempotencyKeyBegin(ctx, &store.IdempotencyKeyBeginParams{ClientID: "cli_a", Key: key,
-				RequestDigest: hash(key), ExpiresAt: expires, Now: expires.Add(-time.Hour)})
+			_, err := s.IdempotencyKeyBegin(ctx, &store.IdempotencyKeyBeginParams{
+				ClientID: "cli_a", Key: key,
+				RequestDigest: hash(key), ExpiresAt: expires, Now: expires.Add(-time.Hour),
+			})
 			require.NoError(t, err)
 		}
 		past := time.Now().Add(-time.Minute)
@@ -106,8 +108,10 @@ func testRetention(t *testing.T, newStore func(testing.TB) store.Store) {
 		res, err := s.RetentionPurge(ctx, &store.RetentionPurgeParams{OlderThan: time.Now().Add(-time.Hour), Batch: 2})
 		require.NoError(t, err)
 		require.Equal(t, 3, res.IdempotencyKeys)
-		got, err := s.IdempotencyKeyBegin(ctx, &store.IdempotencyKeyBeginParams{ClientID: "cli_a", Key: "fresh",
-			RequestDigest: hash("fresh"), ExpiresAt: time.Now().Add(time.Hour)})
+		got, err := s.IdempotencyKeyBegin(ctx, &store.IdempotencyKeyBeginParams{
+			ClientID: "cli_a", Key: "fresh",
+			RequestDigest: hash("fresh"), ExpiresAt: time.Now().Add(time.Hour),
+		})
 		require.NoError(t, err)
 		require.Equal(t, store.IdempotencyInFlight, got.Outcome, "an unexpired key is kept")
 	})

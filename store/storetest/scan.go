@@ -24,8 +24,10 @@ func testPayloadScan(t *testing.T, newStore func(testing.TB) store.Store) {
 		done := MustRunning(t, s, nil)
 		MustTransition(t, s, &store.TaskTransitionParams{ID: done.ID, From: []store.Status{store.StatusRunning}, To: store.StatusCompleted, Output: Frame("out")})
 		failed := MustRunning(t, s, nil)
-		MustTransition(t, s, &store.TaskTransitionParams{ID: failed.ID, From: []store.Status{store.StatusRunning}, To: store.StatusFailed,
-			Error: &store.TaskError{Code: "e", Details: Frame("details")}})
+		MustTransition(t, s, &store.TaskTransitionParams{
+			ID: failed.ID, From: []store.Status{store.StatusRunning}, To: store.StatusFailed,
+			Error: &store.TaskError{Code: "e", Details: Frame("details")},
+		})
 		_, err = s.IdempotencyKeyBegin(ctx, &store.IdempotencyKeyBeginParams{ClientID: "cli_a", Key: "k", RequestDigest: hash("r"), ExpiresAt: time.Now().Add(time.Hour)})
 		require.NoError(t, err)
 		require.NoError(t, s.IdempotencyKeyComplete(ctx, &store.IdempotencyKeyCompleteParams{ClientID: "cli_a", Key: "k", StatusCode: 202, Body: []byte(`{"ok":true}`)}))

@@ -17,8 +17,10 @@ func testTask(t *testing.T, newStore func(testing.TB) store.Store) {
 		s := newStore(t)
 		before := time.Now().Add(-time.Second)
 		in := Frame("input")
-		retry := store.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute,
-			MaximumAttempts: 5, NonRetryableErrorTypes: []string{"bad_input"}}
+		retry := store.RetryPolicy{
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute,
+			MaximumAttempts: 5, NonRetryableErrorTypes: []string{"bad_input"},
+		}
 		task := MustInsertTask(t, s, &store.TaskInsertParams{
 			Module: "pipeline", ModuleDigest: Digest, Function: "build", Kind: store.KindWorkflow,
 			Input: in, OnRestart: store.OnRestartResume, Timeout: 1500 * time.Millisecond,
@@ -380,13 +382,17 @@ func testCancel(t *testing.T, newStore func(testing.TB) store.Store) {
 		changed bool
 		event   string // type of the last event after the cancel
 	}{
-		{"Queued", func(tb testing.TB, s store.Store) *store.Task { return MustInsertTask(tb, s, nil) },
-			store.StatusCancelled, true, store.EventResponseCancelled},
+		{
+			"Queued", func(tb testing.TB, s store.Store) *store.Task { return MustInsertTask(tb, s, nil) },
+			store.StatusCancelled, true, store.EventResponseCancelled,
+		},
 		{"Loading", func(tb testing.TB, s store.Store) *store.Task {
 			return MustLoading(tb, s, MustInsertTask(tb, s, nil).ID)
 		}, store.StatusCancelled, true, store.EventResponseCancelled},
-		{"Running", func(tb testing.TB, s store.Store) *store.Task { return MustRunning(tb, s, nil) },
-			store.StatusCancelling, true, store.EventStatusChanged},
+		{
+			"Running", func(tb testing.TB, s store.Store) *store.Task { return MustRunning(tb, s, nil) },
+			store.StatusCancelling, true, store.EventStatusChanged,
+		},
 		{"Cancelling", func(tb testing.TB, s store.Store) *store.Task {
 			t := MustRunning(tb, s, nil)
 			_, _, err := s.TaskCancel(tb.Context(), t.ID)

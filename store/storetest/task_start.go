@@ -60,8 +60,10 @@ func testTaskStart(t *testing.T, newStore func(testing.TB) store.Store) {
 		}, statuses(t, events))
 
 		// It goes on as any running task.
-		done := MustTransition(t, s, &store.TaskTransitionParams{ID: task.ID, From: []store.Status{store.StatusRunning},
-			To: store.StatusCompleted, Output: Frame("output")})
+		done := MustTransition(t, s, &store.TaskTransitionParams{
+			ID: task.ID, From: []store.Status{store.StatusRunning},
+			To: store.StatusCompleted, Output: Frame("output"),
+		})
 		require.Equal(t, 1, done.Attempt)
 		require.True(t, done.StartedAt.Equal(task.StartedAt))
 		MustCheckLog(t, s, task.ID)
@@ -114,8 +116,10 @@ func testTaskStart(t *testing.T, newStore func(testing.TB) store.Store) {
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
 				id := store.NewID(store.TaskIDPrefix)
-				task, err := s.TaskInsert(ctx, &store.TaskInsertParams{ID: id, Module: "m", ModuleDigest: Digest, Function: "f",
-					NotBefore: tc.notBefore, Start: true})
+				task, err := s.TaskInsert(ctx, &store.TaskInsertParams{
+					ID: id, Module: "m", ModuleDigest: Digest, Function: "f",
+					NotBefore: tc.notBefore, Start: true,
+				})
 				if tc.err != nil {
 					require.ErrorIs(t, err, tc.err)
 					_, err = s.TaskGet(ctx, id)
@@ -149,8 +153,10 @@ func testTaskStart(t *testing.T, newStore func(testing.TB) store.Store) {
 		require.Equal(t, store.IdempotencyNew, begin("k").Outcome)
 		id := store.NewID(store.TaskIDPrefix)
 		body := []byte(`{"id":"` + id + `"}`)
-		task := MustInsertTask(t, s, &store.TaskInsertParams{ID: id, OwnerClientID: "cli_a", Start: true,
-			Idempotency: &store.IdempotencyKeyCompleteParams{ClientID: "cli_a", Key: "k", StatusCode: 202, Body: body}})
+		task := MustInsertTask(t, s, &store.TaskInsertParams{
+			ID: id, OwnerClientID: "cli_a", Start: true,
+			Idempotency: &store.IdempotencyKeyCompleteParams{ClientID: "cli_a", Key: "k", StatusCode: 202, Body: body},
+		})
 		require.Equal(t, store.StatusRunning, task.Status)
 		replay := begin("k")
 		require.Equal(t, store.IdempotencyReplay, replay.Outcome)
@@ -159,8 +165,10 @@ func testTaskStart(t *testing.T, newStore func(testing.TB) store.Store) {
 
 		// A key that is not in flight voids the insert and the start.
 		other := store.NewID(store.TaskIDPrefix)
-		_, err := s.TaskInsert(ctx, &store.TaskInsertParams{ID: other, Module: "m", ModuleDigest: Digest, Function: "f", Start: true,
-			Idempotency: &store.IdempotencyKeyCompleteParams{ClientID: "cli_a", Key: "nope", StatusCode: 202}})
+		_, err := s.TaskInsert(ctx, &store.TaskInsertParams{
+			ID: other, Module: "m", ModuleDigest: Digest, Function: "f", Start: true,
+			Idempotency: &store.IdempotencyKeyCompleteParams{ClientID: "cli_a", Key: "nope", StatusCode: 202},
+		})
 		require.ErrorIs(t, err, store.ErrNotFound)
 		_, err = s.TaskGet(ctx, other)
 		require.ErrorIs(t, err, store.ErrNotFound)

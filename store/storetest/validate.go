@@ -77,8 +77,10 @@ func testValidate(t *testing.T, newStore func(testing.TB) store.Store) {
 			return err
 		}},
 		{"ModuleInsert/BadFunction", func(ctx context.Context) error {
-			_, err := s.ModuleInsert(ctx, &store.ModuleInsertParams{Name: "echo", Digest: Digest, Size: 1,
-				Functions: []store.Function{{Name: "f", Kind: "daemon"}}})
+			_, err := s.ModuleInsert(ctx, &store.ModuleInsertParams{
+				Name: "echo", Digest: Digest, Size: 1,
+				Functions: []store.Function{{Name: "f", Kind: "daemon"}},
+			})
 			return err
 		}},
 		{"TaskInsert/NoModule", func(ctx context.Context) error {
@@ -121,8 +123,10 @@ func testValidate(t *testing.T, newStore func(testing.TB) store.Store) {
 			return err
 		}},
 		{"TaskTransition/NoTransition", func(ctx context.Context) error {
-			_, err := s.TaskTransition(ctx, &store.TaskTransitionParams{ID: store.NewID(store.TaskIDPrefix),
-				From: []store.Status{store.StatusCompleted}, To: store.StatusRunning})
+			_, err := s.TaskTransition(ctx, &store.TaskTransitionParams{
+				ID:   store.NewID(store.TaskIDPrefix),
+				From: []store.Status{store.StatusCompleted}, To: store.StatusRunning,
+			})
 			return err
 		}},
 		{"TaskCheckpoint/NoCheckpoint", func(ctx context.Context) error {
@@ -134,16 +138,20 @@ func testValidate(t *testing.T, newStore func(testing.TB) store.Store) {
 			return err
 		}},
 		{"WorkflowChildEnd/NotTerminal", func(ctx context.Context) error {
-			_, err := s.WorkflowChildEnd(ctx, &store.TaskTransitionParams{ID: store.NewID(store.TaskIDPrefix),
-				From: running, To: store.StatusQueued})
+			_, err := s.WorkflowChildEnd(ctx, &store.TaskTransitionParams{
+				ID:   store.NewID(store.TaskIDPrefix),
+				From: running, To: store.StatusQueued,
+			})
 			return err
 		}},
 		{"WorkflowResume/EmptyID", func(ctx context.Context) error {
 			return s.WorkflowResume(ctx, &store.WorkflowResumeParams{IDs: []string{""}})
 		}},
 		{"EventAppend/NotJSON", func(ctx context.Context) error {
-			_, err := s.EventAppend(ctx, &store.EventAppendParams{TaskID: store.NewID(store.TaskIDPrefix),
-				Events: []store.EventDraft{{Type: store.EventLog, Payload: json.RawMessage("{")}}})
+			_, err := s.EventAppend(ctx, &store.EventAppendParams{
+				TaskID: store.NewID(store.TaskIDPrefix),
+				Events: []store.EventDraft{{Type: store.EventLog, Payload: json.RawMessage("{")}},
+			})
 			return err
 		}},
 		{"IdempotencyKeyBegin/NoDigest", func(ctx context.Context) error {

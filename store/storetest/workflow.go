@@ -25,8 +25,10 @@ func testWorkflow(t *testing.T, newStore func(testing.TB) store.Store) {
 		})
 		require.Equal(t, parent.ID, child.ParentTaskID)
 		// The workflow waits, holding nothing: queued until woken.
-		MustTransition(t, s, &store.TaskTransitionParams{ID: parent.ID, From: []store.Status{store.StatusRunning},
-			To: store.StatusQueued, NotBefore: time.Now().Add(24 * time.Hour), Reason: "waiting"})
+		MustTransition(t, s, &store.TaskTransitionParams{
+			ID: parent.ID, From: []store.Status{store.StatusRunning},
+			To: store.StatusQueued, NotBefore: time.Now().Add(24 * time.Hour), Reason: "waiting",
+		})
 
 		claimed, err := s.TaskClaim(ctx, &store.TaskClaimParams{Limit: 10})
 		require.NoError(t, err)
@@ -63,17 +65,23 @@ func testWorkflow(t *testing.T, newStore func(testing.TB) store.Store) {
 		require.NoError(t, err)
 		MustTransition(t, s, &store.TaskTransitionParams{ID: parent.ID, From: []store.Status{store.StatusCancelling}, To: store.StatusCancelled})
 
-		_, err = s.TaskInsert(ctx, &store.TaskInsertParams{Module: "m", ModuleDigest: Digest, Function: "f", ParentTaskID: parent.ID,
-			ParentEvents: []store.EventDraft{{Type: "activity.scheduled"}}})
+		_, err = s.TaskInsert(ctx, &store.TaskInsertParams{
+			Module: "m", ModuleDigest: Digest, Function: "f", ParentTaskID: parent.ID,
+			ParentEvents: []store.EventDraft{{Type: "activity.scheduled"}},
+		})
 		require.ErrorIs(t, err, store.ErrTaskFinished, "a finished workflow schedules nothing")
-		_, err = s.TaskInsert(ctx, &store.TaskInsertParams{Module: "m", ModuleDigest: Digest, Function: "f", ParentTaskID: store.NewID(store.TaskIDPrefix),
-			ParentEvents: []store.EventDraft{{Type: "activity.scheduled"}}})
+		_, err = s.TaskInsert(ctx, &store.TaskInsertParams{
+			Module: "m", ModuleDigest: Digest, Function: "f", ParentTaskID: store.NewID(store.TaskIDPrefix),
+			ParentEvents: []store.EventDraft{{Type: "activity.scheduled"}},
+		})
 		require.ErrorIs(t, err, store.ErrNotFound)
 
 		// A child finishing after its parent finishes alone: a finished log
 		// never grows.
-		MustTransition(t, s, &store.TaskTransitionParams{ID: child.ID, From: []store.Status{store.StatusRunning}, To: store.StatusCompleted,
-			ParentEvents: []store.EventDraft{{Type: "activity.completed"}}, WakeParent: true})
+		MustTransition(t, s, &store.TaskTransitionParams{
+			ID: child.ID, From: []store.Status{store.StatusRunning}, To: store.StatusCompleted,
+			ParentEvents: []store.EventDraft{{Type: "activity.completed"}}, WakeParent: true,
+		})
 		MustCheckLog(t, s, parent.ID)
 		MustCheckLog(t, s, child.ID)
 	})

@@ -28,10 +28,12 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 		t.Helper()
 		wf = MustRunning(t, s, &store.TaskInsertParams{Kind: store.KindWorkflow, Function: "flow"})
 		id := store.NewID(store.TaskIDPrefix)
-		res, err := s.WorkflowCommit(t.Context(), &store.WorkflowCommitParams{ID: wf.ID, LastSeq: wf.LastSeq,
+		res, err := s.WorkflowCommit(t.Context(), &store.WorkflowCommitParams{
+			ID: wf.ID, LastSeq: wf.LastSeq,
 			Wait: true, WakeAt: wakeAt, StartChild: true,
 			Events:   []store.EventDraft{draft("activity.scheduled", id)},
-			Children: []*store.TaskInsertParams{activity(id)}})
+			Children: []*store.TaskInsertParams{activity(id)},
+		})
 		require.NoError(t, err)
 		require.NotNil(t, res.Started)
 		require.Equal(t, store.StatusRunning, res.Started.Status)
@@ -53,16 +55,20 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 		wakeAt := time.Now().Add(time.Hour).Truncate(time.Millisecond)
 		wf, c1 := waitOnChild(t, s, time.Time{})
 		c2 := store.NewID(store.TaskIDPrefix)
-		res, err := s.WorkflowCommit(ctx, &store.WorkflowCommitParams{ID: wf.ID, LastSeq: wf.LastSeq,
+		res, err := s.WorkflowCommit(ctx, &store.WorkflowCommitParams{
+			ID: wf.ID, LastSeq: wf.LastSeq,
 			Wait: true, WakeAt: wakeAt, StartChild: true,
-			EndChild: &store.TaskTransitionParams{ID: c1.ID, From: []store.Status{store.StatusRunning}, To: store.StatusCompleted,
+			EndChild: &store.TaskTransitionParams{
+				ID: c1.ID, From: []store.Status{store.StatusRunning}, To: store.StatusCompleted,
 				Output: Frame("one"), Events: []store.EventDraft{{Type: "activity.heartbeat"}},
-				ParentEvents: []store.EventDraft{draft("activity.completed", c1.ID)}},
+				ParentEvents: []store.EventDraft{draft("activity.completed", c1.ID)},
+			},
 			Events: []store.EventDraft{
 				draft("activity.scheduled", c2),
 				{Type: "timer.started", Payload: json.RawMessage(`{"timer_id":1}`)},
 			},
-			Children: []*store.TaskInsertParams{activity(c2)}})
+			Children: []*store.TaskInsertParams{activity(c2)},
+		})
 		require.NoError(t, err)
 
 		child, err := s.TaskGet(ctx, c1.ID)
@@ -138,8 +144,10 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 				name:  "CompletedAfterFailedChild",
 				child: store.TaskTransitionParams{From: []store.Status{store.StatusRunning}, To: store.StatusFailed, Error: childErr},
 				event: "activity.failed",
-				p: store.WorkflowCommitParams{To: store.StatusCompleted, Output: Frame("done"),
-					Events: []store.EventDraft{{Type: "compensation.done"}}},
+				p: store.WorkflowCommitParams{
+					To: store.StatusCompleted, Output: Frame("done"),
+					Events: []store.EventDraft{{Type: "compensation.done"}},
+				},
 				want: "activity.failed compensation.done response.completed",
 			},
 			{
@@ -221,8 +229,10 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 				setup: func(t *testing.T, s store.Store, wakeAt time.Time) (*store.Task, *store.Task) {
 					t.Helper()
 					wf, c := waitOnChild(t, s, wakeAt)
-					_, err := s.EventAppend(t.Context(), &store.EventAppendParams{TaskID: wf.ID, Wake: true,
-						Events: []store.EventDraft{{Type: "signal.received", Payload: json.RawMessage(`{"name":"stop"}`)}}})
+					_, err := s.EventAppend(t.Context(), &store.EventAppendParams{
+						TaskID: wf.ID, Wake: true,
+						Events: []store.EventDraft{{Type: "signal.received", Payload: json.RawMessage(`{"name":"stop"}`)}},
+					})
 					require.NoError(t, err)
 					return wf, c
 				},
@@ -233,8 +243,10 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 				setup: func(t *testing.T, s store.Store, wakeAt time.Time) (*store.Task, *store.Task) {
 					t.Helper()
 					wf, c := waitOnChild(t, s, wakeAt)
-					_, err := s.EventAppend(t.Context(), &store.EventAppendParams{TaskID: wf.ID,
-						Events: []store.EventDraft{{Type: store.EventLog, Payload: json.RawMessage(`{"msg":"x"}`)}}})
+					_, err := s.EventAppend(t.Context(), &store.EventAppendParams{
+						TaskID: wf.ID,
+						Events: []store.EventDraft{{Type: store.EventLog, Payload: json.RawMessage(`{"msg":"x"}`)}},
+					})
 					require.NoError(t, err)
 					return wf, c
 				},
@@ -304,8 +316,10 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 				setup: func(t *testing.T, s store.Store, wakeAt time.Time) (*store.Task, *store.Task) {
 					t.Helper()
 					wf, c := waitOnChild(t, s, wakeAt)
-					got := MustTransition(t, s, &store.TaskTransitionParams{ID: c.ID, From: []store.Status{store.StatusRunning},
-						To: store.StatusFailed, Error: &store.TaskError{Code: "timeout"}})
+					got := MustTransition(t, s, &store.TaskTransitionParams{
+						ID: c.ID, From: []store.Status{store.StatusRunning},
+						To: store.StatusFailed, Error: &store.TaskError{Code: "timeout"},
+					})
 					return wf, got
 				},
 				waiting:       true,
@@ -327,11 +341,15 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 				cLog := types(MustEvents(t, s, c.ID))
 
 				c2 := store.NewID(store.TaskIDPrefix)
-				p := &store.WorkflowCommitParams{ID: wf.ID, LastSeq: wf.LastSeq, StartChild: true,
-					EndChild: &store.TaskTransitionParams{ID: c.ID, From: []store.Status{store.StatusRunning}, To: store.StatusCompleted,
-						Output: Frame("late"), ParentEvents: []store.EventDraft{draft("activity.completed", c.ID)}},
+				p := &store.WorkflowCommitParams{
+					ID: wf.ID, LastSeq: wf.LastSeq, StartChild: true,
+					EndChild: &store.TaskTransitionParams{
+						ID: c.ID, From: []store.Status{store.StatusRunning}, To: store.StatusCompleted,
+						Output: Frame("late"), ParentEvents: []store.EventDraft{draft("activity.completed", c.ID)},
+					},
 					Events:   []store.EventDraft{draft("activity.scheduled", c2)},
-					Children: []*store.TaskInsertParams{activity(c2)}}
+					Children: []*store.TaskInsertParams{activity(c2)},
+				}
 				if tc.end {
 					p.To, p.Output = store.StatusCompleted, Frame("done")
 				} else {
@@ -383,13 +401,19 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 			{name: "ToCancelling", end: store.TaskTransitionParams{ID: c.ID, From: running, To: store.StatusCancelling}, want: store.ErrInvalid},
 			{name: "FailedWithoutError", end: store.TaskTransitionParams{ID: c.ID, From: running, To: store.StatusFailed}, want: store.ErrInvalid},
 			{name: "NoFrom", end: store.TaskTransitionParams{ID: c.ID, To: store.StatusCompleted}, want: store.ErrInvalid},
-			{name: "FromLoading", end: store.TaskTransitionParams{ID: c.ID, From: []store.Status{store.StatusLoading}, To: store.StatusFailed,
-				Error: &store.TaskError{Code: "boom"}}, want: store.ErrInvalid},
-			{name: "FromRunningOrLoading", end: store.TaskTransitionParams{ID: c.ID, From: []store.Status{store.StatusRunning, store.StatusLoading},
-				To: store.StatusCompleted}, want: store.ErrInvalid},
+			{name: "FromLoading", end: store.TaskTransitionParams{
+				ID: c.ID, From: []store.Status{store.StatusLoading}, To: store.StatusFailed,
+				Error: &store.TaskError{Code: "boom"},
+			}, want: store.ErrInvalid},
+			{name: "FromRunningOrLoading", end: store.TaskTransitionParams{
+				ID: c.ID, From: []store.Status{store.StatusRunning, store.StatusLoading},
+				To: store.StatusCompleted,
+			}, want: store.ErrInvalid},
 			{name: "NoID", end: store.TaskTransitionParams{From: running, To: store.StatusCompleted}, want: store.ErrInvalid},
-			{name: "ReservedParentEvent", end: store.TaskTransitionParams{ID: c.ID, From: running, To: store.StatusCompleted,
-				ParentEvents: []store.EventDraft{{Type: store.EventResponseCompleted}}}, want: store.ErrInvalid},
+			{name: "ReservedParentEvent", end: store.TaskTransitionParams{
+				ID: c.ID, From: running, To: store.StatusCompleted,
+				ParentEvents: []store.EventDraft{{Type: store.EventResponseCompleted}},
+			}, want: store.ErrInvalid},
 			{name: "Unknown", end: store.TaskTransitionParams{ID: store.NewID(store.TaskIDPrefix), From: running, To: store.StatusCompleted}, want: store.ErrNotFound},
 		}
 		logs := map[string]string{}
@@ -406,9 +430,11 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 				if end.ParentEvents == nil {
 					end.ParentEvents = []store.EventDraft{draft("activity.completed", end.ID)}
 				}
-				_, err := s.WorkflowCommit(ctx, &store.WorkflowCommitParams{ID: wf.ID, LastSeq: wf.LastSeq, Wait: true,
+				_, err := s.WorkflowCommit(ctx, &store.WorkflowCommitParams{
+					ID: wf.ID, LastSeq: wf.LastSeq, Wait: true,
 					EndChild: &end, Events: []store.EventDraft{draft("activity.scheduled", c2)},
-					Children: []*store.TaskInsertParams{activity(c2)}})
+					Children: []*store.TaskInsertParams{activity(c2)},
+				})
 				require.ErrorIs(t, err, tc.want)
 				_, err = s.TaskGet(ctx, c2)
 				require.ErrorIs(t, err, store.ErrNotFound, "nothing of a refused commit is written")
@@ -438,12 +464,16 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 			t.Run(tc.name, func(t *testing.T) {
 				wf, c1 := waitOnChild(t, s, time.Time{})
 				c2 := store.NewID(store.TaskIDPrefix)
-				p := &store.WorkflowCommitParams{ID: wf.ID, LastSeq: wf.LastSeq, At: at,
-					EndChild: &store.TaskTransitionParams{ID: c1.ID, From: []store.Status{store.StatusRunning}, To: store.StatusCompleted,
+				p := &store.WorkflowCommitParams{
+					ID: wf.ID, LastSeq: wf.LastSeq, At: at,
+					EndChild: &store.TaskTransitionParams{
+						ID: c1.ID, From: []store.Status{store.StatusRunning}, To: store.StatusCompleted,
 						Output: Frame("one"), Events: []store.EventDraft{{Type: "activity.heartbeat"}},
-						ParentEvents: []store.EventDraft{draft("activity.completed", c1.ID)}},
+						ParentEvents: []store.EventDraft{draft("activity.completed", c1.ID)},
+					},
 					Events:   []store.EventDraft{draft("activity.scheduled", c2), {Type: "marker.recorded"}},
-					Children: []*store.TaskInsertParams{activity(c2)}}
+					Children: []*store.TaskInsertParams{activity(c2)},
+				}
 				if tc.wait {
 					p.Wait = true
 				} else {

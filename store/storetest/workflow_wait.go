@@ -27,9 +27,11 @@ func testWorkflowWait(t *testing.T, newStore func(testing.TB) store.Store) {
 		return MustRunning(t, s, p)
 	}
 	child := func(id string) *store.TaskInsertParams {
-		return &store.TaskInsertParams{ID: id, Module: "echo", ModuleDigest: Digest, Function: "echo",
+		return &store.TaskInsertParams{
+			ID: id, Module: "echo", ModuleDigest: Digest, Function: "echo",
 			Input: Frame(id), OnRestart: store.OnRestartResume, Timeout: time.Second,
-			Retry: store.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{"bad"}}}
+			Retry: store.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{"bad"}},
+		}
 	}
 
 	t.Run("WaitForChildren", func(t *testing.T) {
@@ -72,9 +74,11 @@ func testWorkflowWait(t *testing.T, newStore func(testing.TB) store.Store) {
 		require.NoError(t, err)
 		require.ElementsMatch(t, []string{c1, c2}, idsOf(claimed), "the workflow holds no queue slot")
 		MustTransition(t, s, &store.TaskTransitionParams{ID: c1, From: []store.Status{store.StatusLoading}, To: store.StatusRunning})
-		MustTransition(t, s, &store.TaskTransitionParams{ID: c1, From: []store.Status{store.StatusRunning}, To: store.StatusCompleted,
+		MustTransition(t, s, &store.TaskTransitionParams{
+			ID: c1, From: []store.Status{store.StatusRunning}, To: store.StatusCompleted,
 			Output: Frame("one"), WakeParent: true,
-			ParentEvents: []store.EventDraft{{Type: "activity.completed", Payload: json.RawMessage(`{"task_id":"` + c1 + `"}`)}}})
+			ParentEvents: []store.EventDraft{{Type: "activity.completed", Payload: json.RawMessage(`{"task_id":"` + c1 + `"}`)}},
+		})
 		res = claimDue(t, s, time.Time{})
 		require.Equal(t, []string{wf.ID}, idsOf(res.Tasks), "the finished child woke the workflow")
 		require.Equal(t, store.StatusRunning, res.Tasks[0].Status)
@@ -88,15 +92,19 @@ func testWorkflowWait(t *testing.T, newStore func(testing.TB) store.Store) {
 		s := newStore(t)
 		ctx := t.Context()
 		wf := running(t, s, nil)
-		_, err := s.EventAppend(ctx, &store.EventAppendParams{TaskID: wf.ID, Wake: true,
-			Events: []store.EventDraft{{Type: "signal.received", Payload: json.RawMessage(`{"name":"go"}`)}}})
+		_, err := s.EventAppend(ctx, &store.EventAppendParams{
+			TaskID: wf.ID, Wake: true,
+			Events: []store.EventDraft{{Type: "signal.received", Payload: json.RawMessage(`{"name":"go"}`)}},
+		})
 		require.NoError(t, err)
 		require.Empty(t, claimDue(t, s, time.Time{}).Tasks, "a signal to a workflow in a run wakes nothing")
 
 		c1 := store.NewID(store.TaskIDPrefix)
-		res, err := s.WorkflowCommit(ctx, &store.WorkflowCommitParams{ID: wf.ID, LastSeq: wf.LastSeq, Wait: true,
+		res, err := s.WorkflowCommit(ctx, &store.WorkflowCommitParams{
+			ID: wf.ID, LastSeq: wf.LastSeq, Wait: true,
 			Events:   []store.EventDraft{{Type: "timer.started"}},
-			Children: []*store.TaskInsertParams{child(c1)}, WakeAt: time.Now(), StartChild: true})
+			Children: []*store.TaskInsertParams{child(c1)}, WakeAt: time.Now(), StartChild: true,
+		})
 		require.ErrorIs(t, err, store.ErrConflict)
 		require.NotNil(t, res)
 		got := res.Task
@@ -131,8 +139,10 @@ func testWorkflowWait(t *testing.T, newStore func(testing.TB) store.Store) {
 		require.True(t, at.Add(time.Minute).Equal(res.NextWakeAt))
 
 		// A signal wakes a workflow before its time.
-		_, err := s.EventAppend(ctx, &store.EventAppendParams{TaskID: late.ID, Wake: true,
-			Events: []store.EventDraft{{Type: "signal.received"}}})
+		_, err := s.EventAppend(ctx, &store.EventAppendParams{
+			TaskID: late.ID, Wake: true,
+			Events: []store.EventDraft{{Type: "signal.received"}},
+		})
 		require.NoError(t, err)
 		res = claimDue(t, s, time.Time{})
 		require.Equal(t, []string{late.ID}, idsOf(res.Tasks))
@@ -148,10 +158,14 @@ func testWorkflowWait(t *testing.T, newStore func(testing.TB) store.Store) {
 			p    store.WorkflowCommitParams
 			want string
 		}{
-			{name: "Completed", p: store.WorkflowCommitParams{To: store.StatusCompleted, Output: Frame("done"),
-				Events: []store.EventDraft{{Type: "timer.fired"}}}, want: "timer.fired response.completed"},
-			{name: "Failed", p: store.WorkflowCommitParams{To: store.StatusFailed,
-				Error: &store.TaskError{Code: "nondeterminism", Message: "step 1"}}, want: "response.failed"},
+			{name: "Completed", p: store.WorkflowCommitParams{
+				To: store.StatusCompleted, Output: Frame("done"),
+				Events: []store.EventDraft{{Type: "timer.fired"}},
+			}, want: "timer.fired response.completed"},
+			{name: "Failed", p: store.WorkflowCommitParams{
+				To:    store.StatusFailed,
+				Error: &store.TaskError{Code: "nondeterminism", Message: "step 1"},
+			}, want: "response.failed"},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
@@ -250,10 +264,14 @@ func testWorkflowWait(t *testing.T, newStore func(testing.TB) store.Store) {
 			{name: "NoStatus", p: store.WorkflowCommitParams{ID: wf.ID}, want: store.ErrInvalid},
 			{name: "WaitAndEnd", p: store.WorkflowCommitParams{ID: wf.ID, Wait: true, To: store.StatusCompleted}, want: store.ErrInvalid},
 			{name: "FailedWithoutError", p: store.WorkflowCommitParams{ID: wf.ID, To: store.StatusFailed}, want: store.ErrInvalid},
-			{name: "ReservedEvent", p: store.WorkflowCommitParams{ID: wf.ID, Wait: true, LastSeq: wf.LastSeq,
-				Events: []store.EventDraft{{Type: store.EventResponseCompleted}}}, want: store.ErrInvalid},
-			{name: "ChildWithParentEvents", p: store.WorkflowCommitParams{ID: wf.ID, Wait: true, LastSeq: wf.LastSeq,
-				Children: []*store.TaskInsertParams{bad}}, want: store.ErrInvalid},
+			{name: "ReservedEvent", p: store.WorkflowCommitParams{
+				ID: wf.ID, Wait: true, LastSeq: wf.LastSeq,
+				Events: []store.EventDraft{{Type: store.EventResponseCompleted}},
+			}, want: store.ErrInvalid},
+			{name: "ChildWithParentEvents", p: store.WorkflowCommitParams{
+				ID: wf.ID, Wait: true, LastSeq: wf.LastSeq,
+				Children: []*store.TaskInsertParams{bad},
+			}, want: store.ErrInvalid},
 			{name: "Activity", p: store.WorkflowCommitParams{ID: act.ID, Wait: true, LastSeq: act.LastSeq}, want: store.ErrInvalid},
 			{name: "Unknown", p: store.WorkflowCommitParams{ID: store.NewID(store.TaskIDPrefix), Wait: true}, want: store.ErrNotFound},
 		}
@@ -278,11 +296,13 @@ func testWorkflowHandOff(t *testing.T, newStore func(testing.TB) store.Store) {
 		ctx := t.Context()
 		wf := MustRunning(t, s, &store.TaskInsertParams{Kind: store.KindWorkflow, Function: "flow", OwnerClientID: "client_a"})
 		c1, c2 := store.NewID(store.TaskIDPrefix), store.NewID(store.TaskIDPrefix)
-		res, err := s.WorkflowCommit(ctx, &store.WorkflowCommitParams{ID: wf.ID, LastSeq: wf.LastSeq, Wait: true, StartChild: true,
+		res, err := s.WorkflowCommit(ctx, &store.WorkflowCommitParams{
+			ID: wf.ID, LastSeq: wf.LastSeq, Wait: true, StartChild: true,
 			Children: []*store.TaskInsertParams{
 				{ID: c1, Module: "m", ModuleDigest: Digest, Function: "a"},
 				{ID: c2, Module: "m", ModuleDigest: Digest, Function: "b"},
-			}})
+			},
+		})
 		require.NoError(t, err)
 		require.NotNil(t, res.Started)
 		require.Equal(t, c1, res.Started.ID)
@@ -312,8 +332,10 @@ func testWorkflowHandOff(t *testing.T, newStore func(testing.TB) store.Store) {
 			t.Run(tc.name, func(t *testing.T) {
 				wf := MustRunning(t, s, &store.TaskInsertParams{Kind: store.KindWorkflow, Function: "flow"})
 				c1 := store.NewID(store.TaskIDPrefix)
-				res, err := s.WorkflowCommit(ctx, &store.WorkflowCommitParams{ID: wf.ID, LastSeq: wf.LastSeq, Wait: true, StartChild: true,
-					Children: []*store.TaskInsertParams{{ID: c1, Module: "m", ModuleDigest: Digest, Function: "a"}}})
+				res, err := s.WorkflowCommit(ctx, &store.WorkflowCommitParams{
+					ID: wf.ID, LastSeq: wf.LastSeq, Wait: true, StartChild: true,
+					Children: []*store.TaskInsertParams{{ID: c1, Module: "m", ModuleDigest: Digest, Function: "a"}},
+				})
 				require.NoError(t, err)
 				if !tc.waiting {
 					// A signal woke the workflow and the scheduler claimed it
@@ -354,14 +376,18 @@ func testWorkflowHandOff(t *testing.T, newStore func(testing.TB) store.Store) {
 		ctx := t.Context()
 		wf := MustRunning(t, s, &store.TaskInsertParams{Kind: store.KindWorkflow, Function: "flow"})
 		c1 := store.NewID(store.TaskIDPrefix)
-		res, err := s.WorkflowCommit(ctx, &store.WorkflowCommitParams{ID: wf.ID, LastSeq: wf.LastSeq, Wait: true, StartChild: true,
-			Children: []*store.TaskInsertParams{{ID: c1, Module: "m", ModuleDigest: Digest, Function: "a"}}})
+		res, err := s.WorkflowCommit(ctx, &store.WorkflowCommitParams{
+			ID: wf.ID, LastSeq: wf.LastSeq, Wait: true, StartChild: true,
+			Children: []*store.TaskInsertParams{{ID: c1, Module: "m", ModuleDigest: Digest, Function: "a"}},
+		})
 		require.NoError(t, err)
 		_, _, err = s.TaskCancel(ctx, wf.ID)
 		require.NoError(t, err)
 		MustTransition(t, s, &store.TaskTransitionParams{ID: wf.ID, From: []store.Status{store.StatusCancelling}, To: store.StatusCancelled})
-		end, err := s.WorkflowChildEnd(ctx, &store.TaskTransitionParams{ID: res.Started.ID, From: []store.Status{store.StatusRunning},
-			To: store.StatusFailed, Error: &store.TaskError{Code: "x"}, ParentEvents: []store.EventDraft{{Type: "activity.failed"}}})
+		end, err := s.WorkflowChildEnd(ctx, &store.TaskTransitionParams{
+			ID: res.Started.ID, From: []store.Status{store.StatusRunning},
+			To: store.StatusFailed, Error: &store.TaskError{Code: "x"}, ParentEvents: []store.EventDraft{{Type: "activity.failed"}},
+		})
 		require.NoError(t, err)
 		require.Nil(t, end.Parent)
 		require.Equal(t, store.StatusFailed, end.Task.Status)

@@ -140,8 +140,10 @@ func Deploy(ctx workflow.Context, in Release) (Result, error) {
 	// with backoff, then roll back.
 	shipCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: time.Minute,
-		RetryPolicy: &workflow.RetryPolicy{MaximumAttempts: 5, InitialInterval: 100 * time.Millisecond,
-			BackoffCoefficient: 2, MaximumInterval: time.Second},
+		RetryPolicy: &workflow.RetryPolicy{
+			MaximumAttempts: 5, InitialInterval: 100 * time.Millisecond,
+			BackoffCoefficient: 2, MaximumInterval: time.Second,
+		},
 	})
 	ship := ShipRequest{Service: in.Service, Version: in.Version, Fail: in.FailDeploy}
 	if err := workflow.ExecuteActivity(shipCtx, "ship", ship).Get(ctx, nil); err != nil {

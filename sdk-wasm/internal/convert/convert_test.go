@@ -24,7 +24,7 @@ type sample struct {
 	Skip     string            `json:"-"`
 	Empty    string            `json:"empty,omitempty"`
 	Untagged bool
-	private  int
+	private  int //nolint:unused // present so the tests show unexported fields are skipped
 }
 
 func TestToValue(t *testing.T) {

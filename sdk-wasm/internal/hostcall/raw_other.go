@@ -19,7 +19,6 @@ func rawScheduleActivity(uint64, uint64, uint64, uint64) int64 { panic(errNoHost
 func rawStartTimer(int64) int64                                { panic(errNoHost) }
 func rawWaitSignal(uint64, int64) int64                        { panic(errNoHost) }
 func rawAwait(uint64, int32) int32                             { panic(errNoHost) }
-func rawFutureResult(int64) int64                              { panic(errNoHost) }
 func rawFutureRead(int64, uint64) int64                        { panic(errNoHost) }
 func rawNow() int64                                            { panic(errNoHost) }
 func rawRandom(uint64)                                         { panic(errNoHost) }

@@ -40,9 +40,6 @@ func rawWaitSignal(name uint64, timeoutMS int64) int64
 //go:wasmimport weft:workflow/v1 await
 func rawAwait(ids uint64, mode int32) int32
 
-//go:wasmimport weft:workflow/v1 future_result
-func rawFutureResult(id int64) int64
-
 //go:wasmimport weft:workflow/v1 future_read
 func rawFutureRead(id int64, dst uint64) int64
 
