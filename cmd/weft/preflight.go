@@ -21,7 +21,7 @@ func newPreflightCmd() *cobra.Command {
 	var dataDir string
 	cmd := &cobra.Command{
 		Use:   "preflight",
-		Short: "Check that every stored payload is an Avro Value v1 frame (read-only)",
+		Short: "check that every stored payload is an Avro Value v1 frame (read-only)",
 		Long: `Scan every durable value in the data directory (task inputs, outputs,
 checkpoints, error details, and the envelopes inside event payloads and stored
 responses): each must be tagged "avro" and be a well-formed Avro Value v1
