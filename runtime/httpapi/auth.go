@@ -39,7 +39,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			s.writeError(w, r, errorf(runtime.CodeMissingCredential, "", "empty bearer token"))
 			return
 		}
-		p, err := s.engine.Authenticate(r.Context(), token)
+		p, err := s.auth.Authenticate(r.Context(), token)
 		if err != nil {
 			s.writeError(w, r, err)
 			return

@@ -85,7 +85,7 @@ func (s *Server) handlePairingCreate(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errorf(runtime.CodeInvalid, "ttl_seconds", "ttl_seconds must be from 0 to %d", maxTTL))
 		return
 	}
-	p, err := s.engine.PairingCreate(r.Context(), principal(r), q.Scopes, time.Duration(q.TTLSeconds)*time.Second)
+	p, err := s.clients.PairingCreate(r.Context(), principal(r), q.Scopes, time.Duration(q.TTLSeconds)*time.Second)
 	if err != nil {
 		s.writeError(w, r, renameParam(err, "ttl", "ttl_seconds"))
 		return
@@ -111,7 +111,7 @@ func (s *Server) handlePair(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errorf(runtime.CodeInvalid, "code", "code is required"))
 		return
 	}
-	p, err := s.engine.Pair(r.Context(), q.Code, q.Name)
+	p, err := s.clients.Pair(r.Context(), q.Code, q.Name)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -122,7 +122,7 @@ func (s *Server) handlePair(w http.ResponseWriter, r *http.Request) {
 
 // handleClientList lists the paired clients: GET /v1/clients (admin).
 func (s *Server) handleClientList(w http.ResponseWriter, r *http.Request) {
-	clients, err := s.engine.ClientList(r.Context(), principal(r))
+	clients, err := s.clients.ClientList(r.Context(), principal(r))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -132,7 +132,7 @@ func (s *Server) handleClientList(w http.ResponseWriter, r *http.Request) {
 
 // handleClientGet returns one client: GET /v1/clients/{id} (admin).
 func (s *Server) handleClientGet(w http.ResponseWriter, r *http.Request) {
-	c, err := s.engine.ClientGet(r.Context(), principal(r), chi.URLParam(r, "id"))
+	c, err := s.clients.ClientGet(r.Context(), principal(r), chi.URLParam(r, "id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -144,7 +144,7 @@ func (s *Server) handleClientGet(w http.ResponseWriter, r *http.Request) {
 // answers 200 with the revoked client; its token fails from the next request
 // on. Revoking twice keeps the first revocation time.
 func (s *Server) handleClientDelete(w http.ResponseWriter, r *http.Request) {
-	c, err := s.engine.ClientRevoke(r.Context(), principal(r), chi.URLParam(r, "id"))
+	c, err := s.clients.ClientRevoke(r.Context(), principal(r), chi.URLParam(r, "id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -167,7 +167,7 @@ func (s *Server) handleClientUpdate(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	c, err := s.engine.ClientUpdate(r.Context(), principal(r), chi.URLParam(r, "id"), &runtime.ClientUpdateParams{MaxMemoryLimit: q.MaxMemoryLimitBytes})
+	c, err := s.clients.ClientUpdate(r.Context(), principal(r), chi.URLParam(r, "id"), &runtime.ClientUpdateParams{MaxMemoryLimit: q.MaxMemoryLimitBytes})
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -32,5 +32,10 @@
 //	}
 //	hs := &http.Server{Addr: addr, Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 //
+// Config.Engine fills every service (ModuleService, TaskService,
+// EventService, ResponseService, ClientService, AuthService,
+// IdempotencyService, ReadinessService) not set on its own; one
+// *runtime.Engine provides them all.
+//
 // The full reference, with curl examples, is docs/http-api.md.
 package httpapi

@@ -9,43 +9,210 @@ import (
 	"github.com/weft-run/weft/store"
 )
 
-// Engine is the part of the durable-execution engine the HTTP API calls.
-// *runtime.Engine satisfies it; tests may hand in a fake. Every method is
-// called concurrently from request goroutines and returns errors that carry a
-// runtime.Code (runtime.ErrorCode), which writeError maps to a status. See
-// the runtime.Engine method of the same name for each contract.
-type Engine interface {
+// The services below are the parts of the durable-execution engine the
+// handlers call, one per resource of the API. *runtime.Engine satisfies
+// every one of them; tests may hand in fakes. Every method is called
+// concurrently from request goroutines and returns errors that carry a
+// runtime.Code (runtime.ErrorCode), which writeError maps to a status; an
+// error without one is answered 500 internal. A method that takes a
+// *runtime.Principal also returns runtime.CodeMissingCredential for a nil
+// principal and runtime.CodeInsufficientScope for one without the scope it
+// names, and one that takes a ctx returns ctx's error once ctx ends.
+
+// ReadinessService reports whether the engine accepts work (GET /readyz,
+// and POST /v1/responses when its wait ends).
+type ReadinessService interface {
+	// Ready reports whether the engine is open and accepting work.
 	Ready() bool
+	// StoreError reports why the store keeps an open engine from being
+	// ready (it refuses writes), or nil when the store takes writes.
+	StoreError() error
+}
 
-	ModuleDeploy(ctx context.Context, name string, wasm []byte) (*store.Module, error)
-	ModuleDeployCheckReplay(ctx context.Context, name string, wasm []byte) (*store.Module, error)
-	ModuleGet(ctx context.Context, name string) (*store.Module, error)
-	ModuleList(ctx context.Context) ([]*store.Module, error)
-	ModuleDelete(ctx context.Context, name string) error
-
-	TaskCreate(ctx context.Context, p *runtime.TaskCreateParams) (*store.Task, error)
-	TaskRun(ctx context.Context, p *runtime.TaskCreateParams) (*store.Response, error)
-	TaskWait(ctx context.Context, who *runtime.Principal, id string) (*store.Response, error)
-	TaskGet(ctx context.Context, who *runtime.Principal, id string) (*store.Task, error)
-	TaskList(ctx context.Context, who *runtime.Principal, p *runtime.TaskListParams) ([]*store.Task, string, error)
-	TaskCancel(ctx context.Context, who *runtime.Principal, id string) (*store.Task, error)
-	TaskSignal(ctx context.Context, who *runtime.Principal, id, name string, payload codec.Envelope) error
-	TaskSignalIdempotent(ctx context.Context, who *runtime.Principal, id, name string, payload codec.Envelope, key string, status int, body []byte) error
-	EventList(ctx context.Context, who *runtime.Principal, id string, after int64, limit int) ([]*store.Event, error)
-	EventSubscribe(ctx context.Context, who *runtime.Principal, id string, after int64) (<-chan *store.Event, error)
-	ResponseGet(ctx context.Context, who *runtime.Principal, id string) (*store.Response, error)
-
+// AuthService turns bearer tokens into principals, for every request but
+// the health, metrics and pairing endpoints.
+type AuthService interface {
+	// Authenticate returns the client a bearer token belongs to. It returns
+	// runtime.CodeMissingCredential for an empty token and
+	// runtime.CodeInvalidCredential for a malformed, unknown or revoked one.
 	Authenticate(ctx context.Context, token string) (*runtime.Principal, error)
-	PairingCreate(ctx context.Context, who *runtime.Principal, scopes []string, ttl time.Duration) (*runtime.Pairing, error)
-	Pair(ctx context.Context, code, name string) (*runtime.Paired, error)
-	ClientList(ctx context.Context, who *runtime.Principal) ([]*store.Client, error)
-	ClientGet(ctx context.Context, who *runtime.Principal, id string) (*store.Client, error)
-	ClientRevoke(ctx context.Context, who *runtime.Principal, id string) (*store.Client, error)
-	ClientUpdate(ctx context.Context, who *runtime.Principal, id string, p *runtime.ClientUpdateParams) (*store.Client, error)
+}
 
+// ModuleService deploys and reads modules (/v1/modules). Its methods
+// take no principal: the routes check the modules scopes.
+type ModuleService interface {
+	// ModuleDeploy validates a module and records it as the next version of
+	// name; the bytes of the latest version again return that version. It
+	// returns runtime.CodeInvalid for a bad name or an empty module and
+	// runtime.CodeModuleInvalid for a module the executor rejects.
+	ModuleDeploy(ctx context.Context, name string, wasm []byte) (*store.Module, error)
+	// ModuleDeployCheckReplay deploys like ModuleDeploy once no running
+	// workflow of name would diverge on replay under the new version;
+	// otherwise it deploys nothing and returns runtime.CodeReplayDivergence.
+	// It returns ModuleDeploy's codes too.
+	ModuleDeployCheckReplay(ctx context.Context, name string, wasm []byte) (*store.Module, error)
+	// ModuleGet returns the latest version of a module, or
+	// runtime.CodeModuleNotFound.
+	ModuleGet(ctx context.Context, name string) (*store.Module, error)
+	// ModuleList returns the latest version of every module, by name.
+	ModuleList(ctx context.Context) ([]*store.Module, error)
+	// ModuleDelete removes every version of a module's metadata; tasks
+	// already created keep their pinned digest. It returns
+	// runtime.CodeModuleNotFound for an unknown name.
+	ModuleDelete(ctx context.Context, name string) error
+}
+
+// TaskService creates, runs, reads, cancels and signals tasks (/v1/tasks,
+// and POST /v1/responses, which runs a task and waits for it).
+type TaskService interface {
+	// TaskCreate persists a queued task before it returns. It returns
+	// runtime.CodeInvalid (with Param) for bad params,
+	// runtime.CodeMemoryLimitTooHigh for a memory limit above the
+	// ceiling, runtime.CodeModuleNotFound, runtime.CodeFunctionNotFound, a
+	// codec code for a bad input envelope and runtime.CodeUnavailable when
+	// the engine is not open.
+	TaskCreate(ctx context.Context, p *runtime.TaskCreateParams) (*store.Task, error)
+	// TaskRun creates a task like TaskCreate, with its codes, and waits
+	// until it finishes and returns its response. When ctx ends first it
+	// returns ctx's error and the task goes on.
+	TaskRun(ctx context.Context, p *runtime.TaskCreateParams) (*store.Response, error)
+	// TaskWait waits until a task the caller may see finishes and returns
+	// its response (a retry of POST /v1/responses whose task was committed
+	// before a crash). It needs tasks:write or tasks:read and returns
+	// runtime.CodeNotFound for a task the caller may not see and
+	// runtime.CodeUnavailable when the engine is not open.
+	TaskWait(ctx context.Context, who *runtime.Principal, id string) (*store.Response, error)
+	// TaskGet returns a task the caller may see; it needs tasks:read and
+	// returns runtime.CodeNotFound for an unknown id or another client's
+	// task.
+	TaskGet(ctx context.Context, who *runtime.Principal, id string) (*store.Task, error)
+	// TaskList returns one page of the tasks the caller may see, newest
+	// first, and the cursor of the next page ("" on the last). It needs
+	// tasks:read and returns runtime.CodeInvalid for an unknown status or a
+	// bad cursor.
+	TaskList(ctx context.Context, who *runtime.Principal, p *runtime.TaskListParams) ([]*store.Task, string, error)
+	// TaskCancel cancels a task and returns it as it is after the call;
+	// cancelling a cancelling or finished task changes nothing. It needs
+	// tasks:write and returns runtime.CodeNotFound for a task the caller
+	// may not see.
+	TaskCancel(ctx context.Context, who *runtime.Principal, id string) (*store.Task, error)
+	// TaskSignal appends a named signal to an unfinished workflow task, once
+	// and in order, and wakes it. It needs tasks:write and returns
+	// runtime.CodeNotFound for a task the caller may not see,
+	// runtime.CodeSignalTargetFinished for a finished task,
+	// runtime.CodeSignalLimitExceeded when the task holds too many
+	// unconsumed signals, and runtime.CodeInvalid for an activity task, a
+	// bad name or payload.
+	TaskSignal(ctx context.Context, who *runtime.Principal, id, name string, payload codec.Envelope) error
+	// TaskSignalIdempotent is TaskSignal, with its codes, under the
+	// caller's in-flight idempotency key: the key is completed with status
+	// and body in the transaction that appends the signal. It returns
+	// runtime.CodeConflict when the key is not in flight.
+	TaskSignalIdempotent(ctx context.Context, who *runtime.Principal, id, name string, payload codec.Envelope, key string, status int, body []byte) error
+}
+
+// EventService reads a task's event log (/v1/tasks/{id}/events, as a page
+// or an SSE stream).
+type EventService interface {
+	// EventList returns up to limit events of a task the caller may see,
+	// those with a sequence number above after (−1 for the whole log), in
+	// order. It needs tasks:read and returns runtime.CodeNotFound for a
+	// task the caller may not see.
+	EventList(ctx context.Context, who *runtime.Principal, id string, after int64, limit int) ([]*store.Event, error)
+	// EventSubscribe streams the log of a task the caller may see: the
+	// stored events above after, then each new one after its commit, each
+	// exactly once and in order. The channel is closed after the terminal
+	// event, when ctx ends, or when the task disappears or the store fails.
+	// It needs tasks:read and returns runtime.CodeNotFound for a task the
+	// caller may not see.
+	EventSubscribe(ctx context.Context, who *runtime.Principal, id string, after int64) (<-chan *store.Event, error)
+}
+
+// ResponseService reads the responses of finished tasks
+// (GET /v1/responses/{id}).
+type ResponseService interface {
+	// ResponseGet returns the response of a finished task the caller may
+	// see. It needs tasks:read and returns runtime.CodeTaskNotFinished
+	// while the task runs and runtime.CodeNotFound for an unknown id or
+	// another client's response.
+	ResponseGet(ctx context.Context, who *runtime.Principal, id string) (*store.Response, error)
+}
+
+// ClientService pairs and manages clients (/v1/pairings, /v1/pair,
+// /v1/clients).
+type ClientService interface {
+	// PairingCreate makes a single-use pairing code that grants scopes (the
+	// default pairing scopes when empty) until ttl passes (the engine's
+	// default when zero). It needs admin and returns runtime.CodeInvalid
+	// for an unknown scope or a bad ttl.
+	PairingCreate(ctx context.Context, who *runtime.Principal, scopes []string, ttl time.Duration) (*runtime.Pairing, error)
+	// Pair redeems a pairing code: it creates a client named name with the
+	// code's scopes and returns its token, once. It returns
+	// runtime.CodeRateLimited, runtime.CodeInvalid for a bad name,
+	// runtime.CodeInvalidCredential for an unknown code,
+	// runtime.CodePairingUsed and runtime.CodePairingExpired.
+	Pair(ctx context.Context, code, name string) (*runtime.Paired, error)
+	// ClientList returns every client, oldest first, revoked ones included.
+	// It needs admin.
+	ClientList(ctx context.Context, who *runtime.Principal) ([]*store.Client, error)
+	// ClientGet returns a client: any for an admin, only itself for
+	// another caller; anything else is runtime.CodeNotFound.
+	ClientGet(ctx context.Context, who *runtime.Principal, id string) (*store.Client, error)
+	// ClientRevoke revokes a client at once; revoking twice keeps the first
+	// time. It needs admin and returns runtime.CodeNotFound for an unknown
+	// id.
+	ClientRevoke(ctx context.Context, who *runtime.Principal, id string) (*store.Client, error)
+	// ClientUpdate changes a client's settings (its ceiling on task memory
+	// limits). It needs admin and returns runtime.CodeNotFound for an
+	// unknown id and runtime.CodeInvalid (param max_memory_limit_bytes) for
+	// a limit out of range.
+	ClientUpdate(ctx context.Context, who *runtime.Principal, id string, p *runtime.ClientUpdateParams) (*store.Client, error)
+}
+
+// IdempotencyService holds the Idempotency-Key of the mutating requests
+// that carry one.
+type IdempotencyService interface {
+	// IdempotencyBegin claims a client's key for one request: of
+	// concurrent calls with one key exactly one gets (nil, nil) and must
+	// end with IdempotencyComplete or IdempotencyRelease; a key done with
+	// the same digest gives its Replay. It returns
+	// runtime.CodeIdempotencyKeyReused for a different digest,
+	// runtime.CodeIdempotencyKeyInFlight while the first request runs and
+	// runtime.CodeInvalid for a malformed key.
 	IdempotencyBegin(ctx context.Context, clientID, key string, digest []byte) (*runtime.Replay, error)
+	// IdempotencyComplete stores the answer of the request that holds the
+	// key, for later requests with the key and digest. It returns
+	// runtime.CodeConflict unless the key is in flight.
 	IdempotencyComplete(ctx context.Context, clientID, key string, status int, body []byte) error
+	// IdempotencyRelease forgets a key whose request changed nothing, so
+	// that the client can try again with it; a key bound to a committed
+	// task is kept. It returns runtime.CodeConflict unless the key is in
+	// flight.
 	IdempotencyRelease(ctx context.Context, clientID, key string) error
 }
 
-var _ Engine = (*runtime.Engine)(nil)
+// Engine is every service at once, as *runtime.Engine provides them:
+// Config.Engine fills each service of a Config not set on its own.
+type Engine interface {
+	ReadinessService
+	AuthService
+	ModuleService
+	TaskService
+	EventService
+	ResponseService
+	ClientService
+	IdempotencyService
+}
+
+// *runtime.Engine provides every service.
+var (
+	_ Engine             = (*runtime.Engine)(nil)
+	_ ReadinessService   = (*runtime.Engine)(nil)
+	_ AuthService        = (*runtime.Engine)(nil)
+	_ ModuleService      = (*runtime.Engine)(nil)
+	_ TaskService        = (*runtime.Engine)(nil)
+	_ EventService       = (*runtime.Engine)(nil)
+	_ ResponseService    = (*runtime.Engine)(nil)
+	_ ClientService      = (*runtime.Engine)(nil)
+	_ IdempotencyService = (*runtime.Engine)(nil)
+)

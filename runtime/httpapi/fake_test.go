@@ -11,11 +11,13 @@ import (
 	"github.com/weft-run/weft/store"
 )
 
-// fakeEngine is an Engine whose every method is a func field, for failure
-// injection: a test sets the fields it needs. A method whose field is nil
-// answers not_found, so a forgotten field fails the test visibly.
+// fakeEngine is an Engine, every service at once, whose every method is a
+// func field, for failure injection: a test sets the fields it needs. A
+// method whose field is nil answers not_found, so a forgotten field fails
+// the test visibly; Ready answers true and StoreError nil.
 type fakeEngine struct {
 	ReadyFunc                func() bool
+	StoreErrorFunc           func() error
 	ModuleDeployFunc         func(ctx context.Context, name string, wasm []byte) (*store.Module, error)
 	ModuleDeployCheckFunc    func(ctx context.Context, name string, wasm []byte) (*store.Module, error)
 	ModuleGetFunc            func(ctx context.Context, name string) (*store.Module, error)
@@ -53,6 +55,13 @@ func (f *fakeEngine) Ready() bool {
 		return true
 	}
 	return f.ReadyFunc()
+}
+
+func (f *fakeEngine) StoreError() error {
+	if f.StoreErrorFunc == nil {
+		return nil
+	}
+	return f.StoreErrorFunc()
 }
 
 func (f *fakeEngine) ModuleDeploy(ctx context.Context, name string, wasm []byte) (*store.Module, error) {

@@ -52,7 +52,7 @@ func (s *Server) idempotent(location func(r *http.Request, status int, body []by
 			}
 			who := principal(r)
 			digest := requestDigest(r.Method, r.URL.EscapedPath(), body)
-			replay, err := s.engine.IdempotencyBegin(r.Context(), who.ClientID, key, digest)
+			replay, err := s.idempotency.IdempotencyBegin(r.Context(), who.ClientID, key, digest)
 			if err != nil {
 				s.writeError(w, r, err)
 				return
@@ -86,7 +86,7 @@ func (s *Server) idempotent(location func(r *http.Request, status int, body []by
 				if done {
 					return
 				}
-				if err := s.engine.IdempotencyRelease(ctx, who.ClientID, key); err != nil {
+				if err := s.idempotency.IdempotencyRelease(ctx, who.ClientID, key); err != nil {
 					s.log.Error("release idempotency key", "client_id", who.ClientID, "error", err)
 				}
 			}()
@@ -110,7 +110,7 @@ func (s *Server) idempotent(location func(r *http.Request, status int, body []by
 			if held.secret {
 				status, answer = secretNotReplayed()
 			}
-			if err := s.engine.IdempotencyComplete(ctx, who.ClientID, key, status, answer); err != nil {
+			if err := s.idempotency.IdempotencyComplete(ctx, who.ClientID, key, status, answer); err != nil {
 				s.log.Error("complete idempotency key", "client_id", who.ClientID, "error", err)
 			}
 		})

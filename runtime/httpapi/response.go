@@ -65,7 +65,7 @@ func (s *Server) handleResponseCreate(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	var resp *store.Response
 	if held := heldIdempotencyKey(r); held == nil {
-		resp, err = s.engine.TaskRun(ctx, p)
+		resp, err = s.tasks.TaskRun(ctx, p)
 	} else {
 		var cancel context.CancelFunc
 		ctx, cancel = s.detach(ctx)
@@ -73,10 +73,10 @@ func (s *Server) handleResponseCreate(w http.ResponseWriter, r *http.Request) {
 		if held.taskID != "" {
 			// The first request with this key committed its task and
 			// died with the daemon: answer for that task.
-			resp, err = s.engine.TaskWait(ctx, principal(r), held.taskID)
+			resp, err = s.tasks.TaskWait(ctx, principal(r), held.taskID)
 		} else {
 			p.IdempotencyKey = held.key
-			resp, err = s.engine.TaskRun(ctx, p)
+			resp, err = s.tasks.TaskRun(ctx, p)
 		}
 	}
 	if err != nil {
@@ -107,7 +107,7 @@ func (s *Server) detach(ctx context.Context) (context.Context, context.CancelFun
 			case <-detached.Done():
 				return
 			case <-tick.C:
-				if !s.engine.Ready() {
+				if !s.readiness.Ready() {
 					cancel()
 					return
 				}
@@ -119,7 +119,7 @@ func (s *Server) detach(ctx context.Context) (context.Context, context.CancelFun
 
 // handleResponseGet returns a stored response: GET /v1/responses/{id}.
 func (s *Server) handleResponseGet(w http.ResponseWriter, r *http.Request) {
-	resp, err := s.engine.ResponseGet(r.Context(), principal(r), chi.URLParam(r, "id"))
+	resp, err := s.responses.ResponseGet(r.Context(), principal(r), chi.URLParam(r, "id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return

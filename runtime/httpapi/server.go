@@ -1,7 +1,7 @@
 package httpapi
 
 import (
-	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -22,11 +22,30 @@ const (
 	DefaultKeepAlive     = 15 * time.Second
 )
 
-// Config configures a Server. The zero value of every field but Engine means
-// its default.
+// Config configures a Server. Every service must be set, on its own or
+// through Engine; the zero value of every other field means its default.
 type Config struct {
-	// Engine serves every request. Required.
+	// Engine, when set, fills every service below that is nil: one
+	// *runtime.Engine serves the whole API.
 	Engine Engine
+
+	// Readiness answers GET /readyz and tells POST /v1/responses whether
+	// the engine stopped.
+	Readiness ReadinessService
+	// Auth authenticates the bearer token of every authenticated route.
+	Auth AuthService
+	// Modules serves /v1/modules.
+	Modules ModuleService
+	// Tasks serves /v1/tasks and runs the tasks of POST /v1/responses.
+	Tasks TaskService
+	// Events serves /v1/tasks/{id}/events.
+	Events EventService
+	// Responses serves GET /v1/responses/{id}.
+	Responses ResponseService
+	// Clients serves /v1/pairings, /v1/pair and /v1/clients.
+	Clients ClientService
+	// Idempotency holds the Idempotency-Key of mutating requests.
+	Idempotency IdempotencyService
 
 	// Logger receives request failures (5xx) and debug traces of every
 	// request. Defaults to a null logger.
@@ -63,15 +82,23 @@ type Config struct {
 	ReadWait     time.Duration
 }
 
-// Server is the HTTP JSON API of weft (BRIEF §3.3) over an Engine. It is safe
-// for concurrent use; create it with New and serve Handler.
+// Server is the HTTP JSON API of weft (BRIEF §3.3) over the engine's
+// services. It is safe for concurrent use; create it with New and serve
+// Handler.
 type Server struct {
-	cfg     Config
-	log     hclog.Logger
-	engine  Engine
-	metrics *httpMetrics
-	mux     *chi.Mux
-	handler http.Handler
+	cfg         Config
+	log         hclog.Logger
+	readiness   ReadinessService
+	auth        AuthService
+	modules     ModuleService
+	tasks       TaskService
+	events      EventService
+	responses   ResponseService
+	clients     ClientService
+	idempotency IdempotencyService
+	metrics     *httpMetrics
+	mux         *chi.Mux
+	handler     http.Handler
 	// streamsDone is closed by CloseStreams: every SSE stream ends.
 	streamsDone chan struct{}
 	closeOnce   sync.Once
@@ -79,10 +106,11 @@ type Server struct {
 }
 
 // New validates cfg, fills in its defaults and returns a Server. It fails when
-// cfg.Engine is nil or the HTTP metrics cannot be registered.
+// a service is neither set nor filled by cfg.Engine, or the HTTP metrics
+// cannot be registered.
 func New(cfg Config) (*Server, error) {
-	if cfg.Engine == nil {
-		return nil, errors.New("new http server: no engine")
+	if err := cfg.fillServices(); err != nil {
+		return nil, err
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
@@ -116,12 +144,63 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg: cfg, log: cfg.Logger.Named("http"), engine: cfg.Engine, metrics: m, streamsDone: make(chan struct{}),
-		reads: newReadGate(cfg.MaxReadBytes, cfg.ReadWait),
+		cfg: cfg, log: cfg.Logger.Named("http"), metrics: m, streamsDone: make(chan struct{}),
+		reads:     newReadGate(cfg.MaxReadBytes, cfg.ReadWait),
+		readiness: cfg.Readiness, auth: cfg.Auth, modules: cfg.Modules, tasks: cfg.Tasks,
+		events: cfg.Events, responses: cfg.Responses, clients: cfg.Clients, idempotency: cfg.Idempotency,
 	}
 	s.mux = s.routes()
 	s.handler = s.mux
 	return s, nil
+}
+
+// fillServices sets every nil service to cfg.Engine and names the first
+// service still missing.
+func (cfg *Config) fillServices() error {
+	if e := cfg.Engine; e != nil {
+		if cfg.Readiness == nil {
+			cfg.Readiness = e
+		}
+		if cfg.Auth == nil {
+			cfg.Auth = e
+		}
+		if cfg.Modules == nil {
+			cfg.Modules = e
+		}
+		if cfg.Tasks == nil {
+			cfg.Tasks = e
+		}
+		if cfg.Events == nil {
+			cfg.Events = e
+		}
+		if cfg.Responses == nil {
+			cfg.Responses = e
+		}
+		if cfg.Clients == nil {
+			cfg.Clients = e
+		}
+		if cfg.Idempotency == nil {
+			cfg.Idempotency = e
+		}
+	}
+	for _, s := range []struct {
+		name string
+		set  bool
+	}{
+		{"Readiness", cfg.Readiness != nil},
+		{"Auth", cfg.Auth != nil},
+		{"Modules", cfg.Modules != nil},
+		{"Tasks", cfg.Tasks != nil},
+		{"Events", cfg.Events != nil},
+		{"Responses", cfg.Responses != nil},
+		{"Clients", cfg.Clients != nil},
+		{"Idempotency", cfg.Idempotency != nil},
+	} {
+		if !s.set {
+			return fmt.Errorf("new http server: no %s service and no engine", s.name)
+		}
+	}
+	return nil
 }
 
 // Handler returns the http.Handler of the API. The caller owns the
@@ -247,18 +326,15 @@ func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleReadyz answers 200 once the engine is open and accepts work, 503
-// not_ready before, and while the store refuses the engine's writes (an
-// engine with a StoreError method says so).
+// not_ready before, and while the store refuses the engine's writes.
 func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
-	if !s.engine.Ready() {
+	if !s.readiness.Ready() {
 		s.writeError(w, r, errorf(codeNotReady, "", "the engine is not open yet"))
 		return
 	}
-	if se, ok := s.engine.(interface{ StoreError() error }); ok {
-		if err := se.StoreError(); err != nil {
-			s.writeError(w, r, errorf(codeNotReady, "", "%s", err.Error()))
-			return
-		}
+	if err := s.readiness.StoreError(); err != nil {
+		s.writeError(w, r, errorf(codeNotReady, "", "%s", err.Error()))
+		return
 	}
 	s.writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 }

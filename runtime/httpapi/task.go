@@ -237,7 +237,7 @@ func (s *Server) handleTaskCreate(w http.ResponseWriter, r *http.Request) {
 	}
 	held := heldIdempotencyKey(r)
 	if held == nil {
-		t, err := s.engine.TaskCreate(r.Context(), p)
+		t, err := s.tasks.TaskCreate(r.Context(), p)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
@@ -257,7 +257,7 @@ func (s *Server) handleTaskCreate(w http.ResponseWriter, r *http.Request) {
 			return answer, err
 		},
 	}
-	t, err := s.engine.TaskCreate(r.Context(), p)
+	t, err := s.tasks.TaskCreate(r.Context(), p)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -287,7 +287,7 @@ func (s *Server) handleTaskList(w http.ResponseWriter, r *http.Request) {
 		if payloads {
 			batch = min(left, payloadBatch)
 		}
-		tasks, next, err := s.engine.TaskList(r.Context(), principal(r), &runtime.TaskListParams{
+		tasks, next, err := s.tasks.TaskList(r.Context(), principal(r), &runtime.TaskListParams{
 			Status: q.Get("status"), Cursor: cursor, Limit: batch, Payloads: payloads,
 			Module: q.Get("module"), Function: q.Get("function"), ParentTaskID: q.Get("parent_task_id"),
 		})
@@ -347,7 +347,7 @@ func (s *Server) taskItem(t *store.Task, payloads bool) ([]byte, error) {
 // handleTaskGet returns one task: GET /v1/tasks/{id}. Another client's task
 // is 404.
 func (s *Server) handleTaskGet(w http.ResponseWriter, r *http.Request) {
-	t, err := s.engine.TaskGet(r.Context(), principal(r), chi.URLParam(r, "id"))
+	t, err := s.tasks.TaskGet(r.Context(), principal(r), chi.URLParam(r, "id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -359,7 +359,7 @@ func (s *Server) handleTaskGet(w http.ResponseWriter, r *http.Request) {
 // with the task. A queued task is cancelled at once, a running one moves to
 // cancelling; a finished task is returned unchanged.
 func (s *Server) handleTaskCancel(w http.ResponseWriter, r *http.Request) {
-	t, err := s.engine.TaskCancel(r.Context(), principal(r), chi.URLParam(r, "id"))
+	t, err := s.tasks.TaskCancel(r.Context(), principal(r), chi.URLParam(r, "id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -403,7 +403,7 @@ func (s *Server) handleTaskSignal(w http.ResponseWriter, r *http.Request) {
 	id, name := chi.URLParam(r, "id"), chi.URLParam(r, "name")
 	held := heldIdempotencyKey(r)
 	if held == nil {
-		if err := s.engine.TaskSignal(r.Context(), principal(r), id, name, input); err != nil {
+		if err := s.tasks.TaskSignal(r.Context(), principal(r), id, name, input); err != nil {
 			s.writeError(w, r, renameParam(err, "payload", "input"))
 			return
 		}
@@ -417,7 +417,7 @@ func (s *Server) handleTaskSignal(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if err := s.engine.TaskSignalIdempotent(r.Context(), principal(r), id, name, input, held.key, http.StatusAccepted, answer); err != nil {
+	if err := s.tasks.TaskSignalIdempotent(r.Context(), principal(r), id, name, input, held.key, http.StatusAccepted, answer); err != nil {
 		s.writeError(w, r, renameParam(err, "payload", "input"))
 		return
 	}
