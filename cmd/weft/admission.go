@@ -128,11 +128,15 @@ type childCompiler struct {
 	fingerprint string // of the job's limits, naming the folder of markers
 }
 
-// newChildCompiler returns the compiler of a daemon whose host has cfg.
-func newChildCompiler(stop context.Context, cfg host.Config, a admissionConfig, log hclog.Logger) (*childCompiler, error) {
-	bin, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("find the weft binary for the compile child: %w", err)
+// newChildCompiler returns the compiler of a daemon whose host has cfg. Its
+// children run bin (empty: this executable).
+func newChildCompiler(stop context.Context, bin string, cfg host.Config, a admissionConfig, log hclog.Logger) (*childCompiler, error) {
+	if bin == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("find the weft binary for the compile child: %w", err)
+		}
+		bin = exe
 	}
 	job := compileJob{
 		CacheDir: cfg.CacheDir, MemoryLimit: cfg.MemoryLimit, MaxMemoryLimit: cfg.MaxMemoryLimit, Limits: cfg.ModuleLimits,

@@ -34,11 +34,10 @@ func BenchmarkDeployAdmission(b *testing.B) {
 		// the structural pass nor a child runs.
 		cfg := host.Config{CacheDir: dir, Admitted: func(string) bool { return true }}
 		if child {
-			c, err := newChildCompiler(context.Background(), cfg, admissionConfig{
+			c, err := newChildCompiler(context.Background(), bin, cfg, admissionConfig{
 				memoryLimit: defaultMemoryLimit, compileTimeout: defaultCompileTimeout, compileMaxMemory: defaultCompileMaxMemory, compileWorkers: defaultCompileWorkers,
 			}, hclog.NewNullLogger())
 			require.NoError(b, err)
-			c.bin = bin
 			cfg.Precompile, cfg.Admitted = c.Precompile, c.Admitted
 		}
 		h, err := host.New(cfg)

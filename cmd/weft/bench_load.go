@@ -365,19 +365,18 @@ func runLoad(ctx context.Context, cfg loadConfig, logw io.Writer) (*loadReport, 
 
 // loadDaemon is a daemon started by runLoad in this process.
 type loadDaemon struct {
-	dir    string
-	addr   string
-	token  string
-	cancel context.CancelFunc
-	done   chan error
-	tmp    string
-	logw   io.Writer
+	dir   string
+	addr  string
+	token string
+	main  *Main
+	tmp   string
+	logw  io.Writer
 }
 
-// startLoadDaemon runs serve in this process and waits until it listens;
-// the daemon's error logs go to logw.
+// startLoadDaemon runs the daemon in this process and returns once it
+// listens; the daemon's error logs go to logw.
 func startLoadDaemon(ctx context.Context, cfg loadConfig, logw io.Writer) (*loadDaemon, error) {
-	d := &loadDaemon{done: make(chan error, 1), logw: logw}
+	d := &loadDaemon{logw: logw}
 	dir := cfg.dataDir
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "weft-bench-load-")
@@ -387,24 +386,21 @@ func startLoadDaemon(ctx context.Context, cfg loadConfig, logw io.Writer) (*load
 		dir, d.tmp = tmp, tmp
 	}
 	d.dir = dir
-	sctx, cancel := context.WithCancel(ctx)
-	d.cancel = cancel
-	w := newAddrWatcher()
-	go func() {
-		d.done <- serve(sctx, serveConfig{
-			dataDir: dir, addr: "127.0.0.1:0", logFormat: "text", logLevel: "error",
-			workers: cfg.workers, synchronous: cfg.synchronous,
-		}, w, logw)
-	}()
-	select {
-	case d.addr = <-w.ready:
-	case err := <-d.done:
+	// The daemon's defaults are those of `weft serve`.
+	scfg, err := parseServeFlags([]string{
+		"--data", dir, "--addr", "127.0.0.1:0", "--log-level", "error",
+		"--workers", strconv.Itoa(cfg.workers), "--synchronous", cfg.synchronous,
+	})
+	if err != nil {
 		d.removeTmp()
-		if err == nil {
-			err = errors.New("stopped before listening")
-		}
 		return nil, fmt.Errorf("start daemon: %w", err)
 	}
+	d.main = NewMain(scfg, io.Discard, logw)
+	if err := d.main.Run(ctx); err != nil {
+		d.removeTmp()
+		return nil, fmt.Errorf("start daemon: %w", err)
+	}
+	d.addr = d.main.Addr()
 	token, err := os.ReadFile(filepath.Join(dir, adminTokenFile))
 	if err != nil {
 		d.stop()
@@ -416,8 +412,8 @@ func startLoadDaemon(ctx context.Context, cfg loadConfig, logw io.Writer) (*load
 
 // stop shuts the daemon down and removes a temporary data directory.
 func (d *loadDaemon) stop() {
-	d.cancel()
-	if err := <-d.done; err != nil {
+	_ = d.main.Close(context.Background()) // each close error is logged
+	if err := d.main.Wait(); err != nil {
 		fmt.Fprintf(d.logw, "daemon stopped: %v\n", err)
 	}
 	d.removeTmp()

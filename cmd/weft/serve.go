@@ -4,26 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"github.com/weft-run/weft/host"
 	"github.com/weft-run/weft/runtime"
-	"github.com/weft-run/weft/runtime/httpapi"
-	"github.com/weft-run/weft/runtime/preflight"
-	"github.com/weft-run/weft/store"
-	"github.com/weft-run/weft/store/blob"
-	"github.com/weft-run/weft/store/sqlite"
 )
 
 // Files and folders of the data directory.
@@ -82,19 +72,8 @@ func newServeCmd() *cobra.Command {
 			"10 s after that.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			switch cfg.logFormat {
-			case "text", "json":
-			default:
-				return usageError{fmt.Errorf("--log-format must be text or json, not %q", cfg.logFormat)}
-			}
-			if cfg.grace < 0 {
-				return usageError{fmt.Errorf("--shutdown-grace must not be negative")}
-			}
-			if cfg.retryAttempts < 1 {
-				return usageError{fmt.Errorf("--default-retry-attempts must be at least 1")}
-			}
-			if err := cfg.admission.validate(); err != nil {
-				return usageError{err}
+			if err := cfg.validate(); err != nil {
+				return err
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -105,7 +84,16 @@ func newServeCmd() *cobra.Command {
 				<-ctx.Done()
 				stop()
 			}()
-			err := serve(ctx, cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			m := NewMain(cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			err := m.Run(ctx)
+			if err == nil {
+				select {
+				case <-ctx.Done():
+				case <-m.Done():
+				}
+				_ = m.Close(context.Background()) // each close error is logged
+				err = m.Wait()
+			}
 			var ee exitError
 			if err != nil && cfg.logFormat == "json" && !errors.As(err, &ee) {
 				// With --log-format json, standard error carries JSON only.
@@ -116,6 +104,46 @@ func newServeCmd() *cobra.Command {
 			return err
 		},
 	}
+	serveFlags(cmd, &cfg)
+	return cmd
+}
+
+// parseServeFlags is the configuration of `weft serve args`, validated;
+// a bad flag is a usageError.
+func parseServeFlags(args []string) (serveConfig, error) {
+	var cfg serveConfig
+	cmd := &cobra.Command{Use: "serve"}
+	serveFlags(cmd, &cfg)
+	if err := cmd.ParseFlags(args); err != nil {
+		return cfg, usageError{err}
+	}
+	if cmd.Flags().NArg() > 0 {
+		return cfg, usageError{fmt.Errorf("unexpected arguments %q", cmd.Flags().Args())}
+	}
+	return cfg, cfg.validate()
+}
+
+// validate checks what the flags cannot; its errors are usageErrors.
+func (cfg serveConfig) validate() error {
+	switch cfg.logFormat {
+	case "text", "json":
+	default:
+		return usageError{fmt.Errorf("--log-format must be text or json, not %q", cfg.logFormat)}
+	}
+	if cfg.grace < 0 {
+		return usageError{fmt.Errorf("--shutdown-grace must not be negative")}
+	}
+	if cfg.retryAttempts < 1 {
+		return usageError{fmt.Errorf("--default-retry-attempts must be at least 1")}
+	}
+	if err := cfg.admission.validate(); err != nil {
+		return usageError{err}
+	}
+	return nil
+}
+
+// serveFlags defines the flags of `weft serve` on cmd, into cfg.
+func serveFlags(cmd *cobra.Command, cfg *serveConfig) {
 	f := cmd.Flags()
 	f.StringVar(&cfg.dataDir, "data", defaultDataDir, "data directory (database, module files, compilation cache, admin token)")
 	f.StringVar(&cfg.addr, "addr", defaultAddr, "HTTP listen address HOST:PORT (port 0 picks a free one)")
@@ -146,195 +174,4 @@ func newServeCmd() *cobra.Command {
 	addAdmissionFlags(cmd, &cfg.admission)
 	f.StringVar(&cfg.cacheDir, "cache", "", "compilation cache directory, which daemons of one weft version may share (default DATA/cache)")
 	f.DurationVar(&cfg.progressInterval, "progress-interval", runtime.DefaultProgressInterval, "shortest time between two task.progress events of one plugin call; reports in between coalesce")
-	return cmd
-}
-
-// serve runs the daemon until ctx is done.
-func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error {
-	logger := hclog.New(&hclog.LoggerOptions{
-		Name:       "weft",
-		Level:      hclog.LevelFromString(cfg.logLevel),
-		Output:     stderr,
-		JSONFormat: cfg.logFormat == "json",
-	})
-	if err := os.MkdirAll(cfg.dataDir, 0o700); err != nil {
-		return fmt.Errorf("create data directory: %w", err)
-	}
-	// One daemon per data directory, locked before anything is read,
-	// recovered or written; a full file fails its write instead of killing
-	// the daemon.
-	signal.Ignore(syscall.SIGXFSZ)
-	lock, err := lockDataDir(cfg.dataDir)
-	if err != nil {
-		return err
-	}
-	defer lock.release()
-	if err := privateDataDir(cfg.dataDir); err != nil {
-		return err
-	}
-
-	reg := prometheus.NewRegistry()
-	metrics, err := runtime.NewMetrics(reg)
-	if err != nil {
-		return fmt.Errorf("metrics: %w", err)
-	}
-	db, err := sqlite.Open(ctx, sqlite.Config{
-		Path:          filepath.Join(cfg.dataDir, sqlite.FileName),
-		Synchronous:   cfg.synchronous,
-		Logger:        logger,
-		ObserveCommit: metrics.ObserveStoreCommit,
-	})
-	if err != nil {
-		return fmt.Errorf("open store: %w", err)
-	}
-	defer func() {
-		if err := db.Close(context.Background()); err != nil {
-			logger.Error("close store", "error", err)
-		}
-	}()
-
-	// The pre-deploy check comes before anything can write (Avro Value
-	// protocol: pre-deploy check).
-	report, err := preflight.Run(ctx, db, preflight.Config{})
-	if err != nil {
-		return fmt.Errorf("preflight: %w", err)
-	}
-	if !report.OK() {
-		if cfg.logFormat == "json" {
-			findings := make([]string, len(report.Findings))
-			for i, f := range report.Findings {
-				findings[i] = f.String()
-			}
-			logger.Error("preflight blocked: stored payloads are not Avro Value v1 frames; nothing was changed (see weft preflight)",
-				"total", report.Total, "findings", findings)
-		} else {
-			_ = report.WriteText(stderr)
-		}
-		return exitError{code: 1}
-	}
-
-	files, err := blob.New(blob.Config{Dir: cfg.dataDir})
-	if err != nil {
-		return fmt.Errorf("module files: %w", err)
-	}
-	hcfg := host.Config{
-		CacheDir:     firstNonEmpty(cfg.cacheDir, filepath.Join(cfg.dataDir, cacheDir)),
-		Logger:       logger.Named("host"),
-		MemoryLimit:  cfg.admission.memoryLimit,
-		ModuleLimits: cfg.admission.limits,
-		Logs:         cfg.pluginLogs,
-	}
-	compiler, err := newChildCompiler(ctx, hcfg, cfg.admission, logger.Named("compile"))
-	if err != nil {
-		return err
-	}
-	hcfg.Precompile, hcfg.Admitted = compiler.Precompile, compiler.Admitted
-	h, err := host.New(hcfg)
-	if err != nil {
-		return fmt.Errorf("plugin host: %w", err)
-	}
-	defer func() {
-		if err := h.Close(context.Background()); err != nil {
-			logger.Error("close plugin host", "error", err)
-		}
-	}()
-
-	engine, err := runtime.New(runtime.Config{
-		Store:     db,
-		Executor:  executor{host: h},
-		Modules:   files,
-		Logger:    logger,
-		Metrics:   metrics,
-		Workers:   cfg.workers,
-		Retention: cfg.retention,
-		DefaultRetry: &store.RetryPolicy{
-			InitialInterval:    runtime.DefaultActivityRetry.InitialInterval,
-			BackoffCoefficient: runtime.DefaultActivityRetry.BackoffCoefficient,
-			MaximumAttempts:    cfg.retryAttempts,
-		},
-
-		DefaultMemoryLimit:    cfg.admission.memoryLimit,
-		ClientWorkers:         cfg.clientWorkers,
-		MemoryBudget:          cfg.memoryBudget,
-		ClientMemoryLimit:     cfg.clientMemoryLimit,
-		MaxPendingSignals:     cfg.maxPendingSignals,
-		MaxPendingSignalBytes: cfg.maxPendingSigBytes,
-
-		StoreRetry: cfg.storeRetry,
-
-		ProgressInterval: cfg.progressInterval,
-	})
-	if err != nil {
-		return fmt.Errorf("engine: %w", err)
-	}
-	token, created, err := engine.Bootstrap(ctx, cfg.dataDir)
-	if err != nil {
-		return fmt.Errorf("bootstrap: %w", err)
-	}
-	if created && token != "" {
-		logger.Info("created the admin client", "token_file", filepath.Join(cfg.dataDir, adminTokenFile))
-	}
-	if err := engine.Open(ctx); err != nil {
-		return fmt.Errorf("open engine: %w", err)
-	}
-	api, err := httpapi.New(httpapi.Config{
-		Engine: engine, Logger: logger.Named("http"), Metrics: reg,
-		MaxPageBytes: cfg.maxPageBytes, MaxProjectionBytes: cfg.maxProjectionBytes, MaxReadBytes: cfg.maxReadBytes,
-	})
-	if err != nil {
-		return fmt.Errorf("http api: %w", err)
-	}
-	ln, err := net.Listen("tcp", cfg.addr)
-	if err != nil {
-		closeCtx, cancel := context.WithTimeout(context.Background(), shutdownD)
-		defer cancel()
-		_ = engine.Close(closeCtx)
-		return fmt.Errorf("listen: %w", err)
-	}
-	srv := &http.Server{
-		Handler:           api.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       5 * time.Minute,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          logger.Named("http").StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
-	}
-	srv.RegisterOnShutdown(api.CloseStreams) // SSE streams end when shutdown begins
-	addr := ln.Addr().String()
-	if err := os.WriteFile(filepath.Join(cfg.dataDir, addrFile), []byte(addr+"\n"), 0o600); err != nil {
-		logger.Warn("write address file", "error", err)
-	}
-	if err := lock.setAddr(addr); err != nil {
-		logger.Warn("write lock file", "error", err)
-	}
-	logger.Info("serving", "addr", addr, "data", cfg.dataDir)
-	fmt.Fprintf(stdout, "weft listening on http://%s\n", addr)
-
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-
-	select {
-	case err = <-served:
-	case <-ctx.Done():
-	}
-
-	// Graceful shutdown: start nothing new, let running calls finish for
-	// the grace period while the API still answers, then stop accepting,
-	// interrupt what still runs (its tasks recover by their policy), and
-	// be gone within shutdownD.
-	logger.Info("shutting down", "grace", cfg.grace)
-	engine.Drain(context.Background(), cfg.grace)
-	closeCtx, cancel := context.WithTimeout(context.Background(), shutdownD)
-	defer cancel()
-	engineDone := make(chan error, 1)
-	go func() { engineDone <- engine.Close(closeCtx) }()
-	if serr := srv.Shutdown(closeCtx); serr != nil {
-		_ = srv.Close()
-	}
-	if cerr := <-engineDone; cerr != nil {
-		logger.Error("close engine", "error", cerr)
-	}
-	if err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serve: %w", err)
-	}
-	return nil
 }

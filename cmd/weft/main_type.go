@@ -1,0 +1,323 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/weft-run/weft/host"
+	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/runtime/httpapi"
+	"github.com/weft-run/weft/runtime/preflight"
+	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/blob"
+	"github.com/weft-run/weft/store/sqlite"
+)
+
+// Main is the daemon: the pieces `weft serve` opens, in the order it opens
+// them, and closes in reverse. Run opens everything and returns once the
+// HTTP API listens; Done ends when it stops serving; Close stops the
+// daemon gracefully. Tests and benchmarks run it in this process the way
+// users run `weft serve`.
+//
+// Run is called at most once. Close may be called any number of times,
+// from any goroutine, once Run has returned.
+type Main struct {
+	cfg            serveConfig
+	stdout, stderr io.Writer
+	logger         hclog.Logger
+	// compileBin is the binary run as the compile child; empty means
+	// this executable (a test runs the weft binary built from here).
+	compileBin string
+
+	// bg is the context of the daemon's own background work (compile
+	// children), cancelled when Close begins.
+	bg     context.Context
+	stopBg context.CancelFunc
+
+	lock       *dataLock
+	db         *sqlite.DB
+	host       *host.Host
+	engine     *runtime.Engine
+	engineOpen bool
+	srv        *http.Server
+	addr       string
+
+	done     chan struct{} // closed when the daemon stops serving (or never will)
+	doneOnce sync.Once
+	serveErr error // why Serve returned; read after done
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// NewMain returns the daemon of cfg, logging to stderr and printing its
+// address to stdout. It opens nothing; Run does.
+func NewMain(cfg serveConfig, stdout, stderr io.Writer) *Main {
+	return &Main{
+		cfg:    cfg,
+		stdout: stdout,
+		stderr: stderr,
+		logger: hclog.New(&hclog.LoggerOptions{
+			Name:       "weft",
+			Level:      hclog.LevelFromString(cfg.logLevel),
+			Output:     stderr,
+			JSONFormat: cfg.logFormat == "json",
+		}),
+		done: make(chan struct{}),
+	}
+}
+
+// Run opens the daemon in order: the data directory's lock and file
+// modes, the store, the preflight check, the compile child, the plugin
+// host, the engine (bootstrap and start-up recovery) and the HTTP
+// listener. It returns once the API serves. ctx bounds the opening only.
+// A preflight that blocks returns an exitError after writing its report;
+// any failure closes what was opened before Run returns it.
+func (m *Main) Run(ctx context.Context) error {
+	if err := m.open(ctx); err != nil {
+		_ = m.Close(context.Background()) // each close error is logged
+		return err
+	}
+	return nil
+}
+
+func (m *Main) open(ctx context.Context) error {
+	cfg, logger := m.cfg, m.logger
+	m.bg, m.stopBg = context.WithCancel(context.WithoutCancel(ctx))
+	if err := os.MkdirAll(cfg.dataDir, 0o700); err != nil {
+		return fmt.Errorf("create data directory: %w", err)
+	}
+	// One daemon per data directory, locked before anything is read,
+	// recovered or written; a full file fails its write instead of killing
+	// the daemon.
+	signal.Ignore(syscall.SIGXFSZ)
+	lock, err := lockDataDir(cfg.dataDir)
+	if err != nil {
+		return err
+	}
+	m.lock = lock
+	if err := privateDataDir(cfg.dataDir); err != nil {
+		return err
+	}
+
+	reg := prometheus.NewRegistry()
+	metrics, err := runtime.NewMetrics(reg)
+	if err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	db, err := sqlite.Open(ctx, sqlite.Config{
+		Path:          filepath.Join(cfg.dataDir, sqlite.FileName),
+		Synchronous:   cfg.synchronous,
+		Logger:        logger,
+		ObserveCommit: metrics.ObserveStoreCommit,
+	})
+	if err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	m.db = db
+
+	// The pre-deploy check comes before anything can write (Avro Value
+	// protocol: pre-deploy check).
+	report, err := preflight.Run(ctx, db, preflight.Config{})
+	if err != nil {
+		return fmt.Errorf("preflight: %w", err)
+	}
+	if !report.OK() {
+		if cfg.logFormat == "json" {
+			findings := make([]string, len(report.Findings))
+			for i, f := range report.Findings {
+				findings[i] = f.String()
+			}
+			logger.Error("preflight blocked: stored payloads are not Avro Value v1 frames; nothing was changed (see weft preflight)",
+				"total", report.Total, "findings", findings)
+		} else {
+			_ = report.WriteText(m.stderr)
+		}
+		return exitError{code: 1}
+	}
+
+	files, err := blob.New(blob.Config{Dir: cfg.dataDir})
+	if err != nil {
+		return fmt.Errorf("module files: %w", err)
+	}
+	hcfg := host.Config{
+		CacheDir:     firstNonEmpty(cfg.cacheDir, filepath.Join(cfg.dataDir, cacheDir)),
+		Logger:       logger.Named("host"),
+		MemoryLimit:  cfg.admission.memoryLimit,
+		ModuleLimits: cfg.admission.limits,
+		Logs:         cfg.pluginLogs,
+	}
+	compiler, err := newChildCompiler(m.bg, m.compileBin, hcfg, cfg.admission, logger.Named("compile"))
+	if err != nil {
+		return err
+	}
+	hcfg.Precompile, hcfg.Admitted = compiler.Precompile, compiler.Admitted
+	h, err := host.New(hcfg)
+	if err != nil {
+		return fmt.Errorf("plugin host: %w", err)
+	}
+	m.host = h
+
+	engine, err := runtime.New(runtime.Config{
+		Store:     db,
+		Executor:  executor{host: h},
+		Modules:   files,
+		Logger:    logger,
+		Metrics:   metrics,
+		Workers:   cfg.workers,
+		Retention: cfg.retention,
+		DefaultRetry: &store.RetryPolicy{
+			InitialInterval:    runtime.DefaultActivityRetry.InitialInterval,
+			BackoffCoefficient: runtime.DefaultActivityRetry.BackoffCoefficient,
+			MaximumAttempts:    cfg.retryAttempts,
+		},
+
+		DefaultMemoryLimit:    cfg.admission.memoryLimit,
+		ClientWorkers:         cfg.clientWorkers,
+		MemoryBudget:          cfg.memoryBudget,
+		ClientMemoryLimit:     cfg.clientMemoryLimit,
+		MaxPendingSignals:     cfg.maxPendingSignals,
+		MaxPendingSignalBytes: cfg.maxPendingSigBytes,
+
+		StoreRetry: cfg.storeRetry,
+
+		ProgressInterval: cfg.progressInterval,
+	})
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	m.engine = engine
+	token, created, err := engine.Bootstrap(ctx, cfg.dataDir)
+	if err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	if created && token != "" {
+		logger.Info("created the admin client", "token_file", filepath.Join(cfg.dataDir, adminTokenFile))
+	}
+	if err := engine.Open(ctx); err != nil {
+		return fmt.Errorf("open engine: %w", err)
+	}
+	m.engineOpen = true
+	api, err := httpapi.New(httpapi.Config{
+		Engine: engine, Logger: logger.Named("http"), Metrics: reg,
+		MaxPageBytes: cfg.maxPageBytes, MaxProjectionBytes: cfg.maxProjectionBytes, MaxReadBytes: cfg.maxReadBytes,
+	})
+	if err != nil {
+		return fmt.Errorf("http api: %w", err)
+	}
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           api.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       5 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          logger.Named("http").StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
+	}
+	srv.RegisterOnShutdown(api.CloseStreams) // SSE streams end when shutdown begins
+	m.addr = ln.Addr().String()
+	if err := os.WriteFile(filepath.Join(cfg.dataDir, addrFile), []byte(m.addr+"\n"), 0o600); err != nil {
+		logger.Warn("write address file", "error", err)
+	}
+	if err := lock.setAddr(m.addr); err != nil {
+		logger.Warn("write lock file", "error", err)
+	}
+	logger.Info("serving", "addr", m.addr, "data", cfg.dataDir)
+	fmt.Fprintf(m.stdout, "weft listening on http://%s\n", m.addr)
+
+	m.srv = srv
+	go func() {
+		err := srv.Serve(ln)
+		if !errors.Is(err, http.ErrServerClosed) {
+			m.serveErr = fmt.Errorf("serve: %w", err)
+		}
+		m.doneOnce.Do(func() { close(m.done) })
+	}()
+	return nil
+}
+
+// Addr is the address the HTTP API listens on, HOST:PORT, once Run has
+// returned nil.
+func (m *Main) Addr() string { return m.addr }
+
+// Done is closed when the daemon stops serving: the HTTP server failed,
+// Close stopped it, or Run failed.
+func (m *Main) Done() <-chan struct{} { return m.done }
+
+// Wait blocks until Done is closed and returns why serving ended: nil when
+// Close stopped it (or Run failed, which Run itself reports).
+func (m *Main) Wait() error {
+	<-m.done
+	return m.serveErr
+}
+
+// Close stops the daemon gracefully, in the order `weft serve` always
+// has: start no new task and let running plugin calls finish for the
+// grace period (--shutdown-grace) while the API still answers; then close
+// the engine and the HTTP server within 10 s, interrupting what still runs
+// (its tasks recover by their on_restart policy at the next start); then
+// close the plugin host and the store, and release the data directory's
+// lock. Each close error is logged; Close returns them joined. It is
+// idempotent and safe from any goroutine; ctx bounds the drain and the
+// 10 s stop.
+func (m *Main) Close(ctx context.Context) error {
+	m.closeOnce.Do(func() { m.closeErr = m.close(ctx) })
+	return m.closeErr
+}
+
+func (m *Main) close(ctx context.Context) error {
+	if m.stopBg != nil {
+		m.stopBg()
+	}
+	var errs []error
+	logErr := func(msg string, err error) {
+		if err != nil {
+			m.logger.Error(msg, "error", err)
+			errs = append(errs, fmt.Errorf("%s: %w", msg, err))
+		}
+	}
+	switch {
+	case m.srv != nil:
+		m.logger.Info("shutting down", "grace", m.cfg.grace)
+		m.engine.Drain(ctx, m.cfg.grace)
+		closeCtx, cancel := context.WithTimeout(ctx, shutdownD)
+		engineDone := make(chan error, 1)
+		go func() { engineDone <- m.engine.Close(closeCtx) }()
+		if err := m.srv.Shutdown(closeCtx); err != nil {
+			_ = m.srv.Close()
+		}
+		logErr("close engine", <-engineDone)
+		cancel()
+	case m.engineOpen:
+		// Run failed after the engine opened: nothing was served.
+		closeCtx, cancel := context.WithTimeout(ctx, shutdownD)
+		logErr("close engine", m.engine.Close(closeCtx))
+		cancel()
+	}
+	if m.host != nil {
+		logErr("close plugin host", m.host.Close(context.WithoutCancel(ctx)))
+	}
+	if m.db != nil {
+		logErr("close store", m.db.Close(context.WithoutCancel(ctx)))
+	}
+	m.lock.release()
+	if m.srv == nil {
+		m.doneOnce.Do(func() { close(m.done) })
+	}
+	return errors.Join(errs...)
+}
