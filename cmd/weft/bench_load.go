@@ -64,6 +64,9 @@ type loadConfig struct {
 	synchronous string
 	// timeout bounds the wait for the tasks to finish.
 	timeout time.Duration
+	// compileBin is the weft binary the in-process daemon runs as its
+	// compile child ("" = this executable, as weft bench load is).
+	compileBin string
 	// cpuProfile, when set, receives a CPU profile of the measured phase
 	// (this process: the in-process daemon and the clients).
 	cpuProfile string
@@ -396,6 +399,7 @@ func startLoadDaemon(ctx context.Context, cfg loadConfig, logw io.Writer) (*load
 		return nil, fmt.Errorf("start daemon: %w", err)
 	}
 	d.main = NewMain(scfg, io.Discard, logw)
+	d.main.compileBin = cfg.compileBin
 	if err := d.main.Run(ctx); err != nil {
 		d.removeTmp()
 		return nil, fmt.Errorf("start daemon: %w", err)

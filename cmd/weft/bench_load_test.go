@@ -169,7 +169,11 @@ func BenchmarkLoadVersusRiver(b *testing.B) {
 
 // benchLoadConfig is the load of the benchmarks (a tenth under -short).
 func benchLoadConfig(tb testing.TB) loadConfig {
-	cfg := loadConfig{tasks: defaultLoadTasks, clients: defaultLoadClients, synchronous: "FULL", wasm: loadTestWasm, timeout: defaultLoadTimeout}
+	// A test binary cannot be the compile child: the real weft binary is.
+	cfg := loadConfig{
+		tasks: defaultLoadTasks, clients: defaultLoadClients, synchronous: "FULL", wasm: loadTestWasm,
+		timeout: defaultLoadTimeout, compileBin: MustBuildWeft(tb),
+	}
 	if testing.Short() {
 		cfg.tasks /= 10
 	}
