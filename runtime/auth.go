@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 	"github.com/weft-run/weft/store/atomicfile"
 )
@@ -64,14 +65,14 @@ func (p *Principal) HasScope(scope string) bool {
 	return p != nil && (slices.Contains(p.Scopes, scope) || slices.Contains(p.Scopes, ScopeAdmin))
 }
 
-// Require returns nil when p holds scope, CodeMissingCredential for a nil
-// Principal, and CodeInsufficientScope otherwise.
+// Require returns nil when p holds scope, fault.MissingCredential for a nil
+// Principal, and fault.InsufficientScope otherwise.
 func (p *Principal) Require(scope string) error {
 	if p == nil {
-		return Errorf(CodeMissingCredential, "authentication required")
+		return fault.Errorf(fault.MissingCredential, "authentication required")
 	}
 	if !p.HasScope(scope) {
-		return Errorf(CodeInsufficientScope, "this operation needs the %s scope", scope)
+		return fault.Errorf(fault.InsufficientScope, "this operation needs the %s scope", scope)
 	}
 	return nil
 }
@@ -103,25 +104,25 @@ var tokenLen = len(TokenPrefix) + base64.RawURLEncoding.EncodedLen(32)
 // Authenticate returns the client a bearer token belongs to. The token is
 // looked up by its SHA-256 hash and the hash compared in constant time; a
 // revoked client is refused on its next request. It returns
-// CodeMissingCredential for an empty token and CodeInvalidCredential for a
+// fault.MissingCredential for an empty token and fault.InvalidCredential for a
 // malformed, unknown or revoked one.
 func (e *Engine) Authenticate(ctx context.Context, token string) (*Principal, error) {
 	if token == "" {
-		return nil, Errorf(CodeMissingCredential, "a bearer token is required")
+		return nil, fault.Errorf(fault.MissingCredential, "a bearer token is required")
 	}
 	if len(token) != tokenLen || !strings.HasPrefix(token, TokenPrefix) {
-		return nil, Errorf(CodeInvalidCredential, "the bearer token is not valid")
+		return nil, fault.Errorf(fault.InvalidCredential, "the bearer token is not valid")
 	}
 	hash := hashSecret(token)
 	c, err := e.store.ClientGetByTokenHash(ctx, hash)
 	switch {
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrRevoked):
-		return nil, Errorf(CodeInvalidCredential, "the bearer token is not valid")
+		return nil, fault.Errorf(fault.InvalidCredential, "the bearer token is not valid")
 	case err != nil:
-		return nil, internal("authenticate", err)
+		return nil, fault.Wrap("authenticate", err)
 	}
 	if subtle.ConstantTimeCompare(c.TokenHash, hash) != 1 || c.Revoked() {
-		return nil, Errorf(CodeInvalidCredential, "the bearer token is not valid")
+		return nil, fault.Errorf(fault.InvalidCredential, "the bearer token is not valid")
 	}
 	return &Principal{ClientID: c.ID, Name: c.Name, Scopes: c.Scopes, MaxMemoryLimit: c.MaxMemoryLimit}, nil
 }
@@ -169,33 +170,33 @@ func (e *Engine) ClientList(ctx context.Context, who *Principal) ([]*store.Clien
 	}
 	cs, err := e.store.ClientList(ctx)
 	if err != nil {
-		return nil, internal("list clients", err)
+		return nil, fault.Wrap("list clients", err)
 	}
 	return cs, nil
 }
 
 // ClientGet returns a client. Admins may read any client, others only
-// themselves; anything else is CodeNotFound.
+// themselves; anything else is fault.NotFound.
 func (e *Engine) ClientGet(ctx context.Context, who *Principal, id string) (*store.Client, error) {
 	if who == nil {
-		return nil, Errorf(CodeMissingCredential, "authentication required")
+		return nil, fault.Errorf(fault.MissingCredential, "authentication required")
 	}
 	if !who.owns(id) {
-		return nil, Errorf(CodeNotFound, "client %q not found", id)
+		return nil, fault.Errorf(fault.NotFound, "client %q not found", id)
 	}
 	c, err := e.store.ClientGet(ctx, id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return nil, Errorf(CodeNotFound, "client %q not found", id)
+		return nil, fault.Errorf(fault.NotFound, "client %q not found", id)
 	case err != nil:
-		return nil, internal("get client", err)
+		return nil, fault.Wrap("get client", err)
 	}
 	return c, nil
 }
 
 // ClientRevoke revokes a client at once: its token fails from the next
 // request on. Revoking twice keeps the first time. It needs the admin scope
-// and returns CodeNotFound for an unknown id.
+// and returns fault.NotFound for an unknown id.
 func (e *Engine) ClientRevoke(ctx context.Context, who *Principal, id string) (*store.Client, error) {
 	if err := who.Require(ScopeAdmin); err != nil {
 		return nil, err
@@ -203,9 +204,9 @@ func (e *Engine) ClientRevoke(ctx context.Context, who *Principal, id string) (*
 	c, err := e.store.ClientRevoke(ctx, id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return nil, Errorf(CodeNotFound, "client %q not found", id)
+		return nil, fault.Errorf(fault.NotFound, "client %q not found", id)
 	case err != nil:
-		return nil, internal("revoke client", err)
+		return nil, fault.Wrap("revoke client", err)
 	}
 	e.log.Info("client revoked", "client_id", id)
 	return c, nil
@@ -220,22 +221,22 @@ type ClientUpdateParams struct {
 }
 
 // ClientUpdate changes a client's settings: its ceiling on the memory
-// limits of its tasks. It needs the admin scope and returns CodeNotFound
-// for an unknown id and CodeInvalid (param max_memory_limit_bytes) for a
+// limits of its tasks. It needs the admin scope and returns fault.NotFound
+// for an unknown id and fault.Invalid (param max_memory_limit_bytes) for a
 // limit out of range.
 func (e *Engine) ClientUpdate(ctx context.Context, who *Principal, id string, p *ClientUpdateParams) (*store.Client, error) {
 	if err := who.Require(ScopeAdmin); err != nil {
 		return nil, err
 	}
 	if m := p.MaxMemoryLimit; m != nil && (*m < 0 || *m > MaxMemoryLimit) {
-		return nil, paramErrorf("max_memory_limit_bytes", "max_memory_limit_bytes must be between 0 and %d", int64(MaxMemoryLimit))
+		return nil, fault.ParamErrorf("max_memory_limit_bytes", "max_memory_limit_bytes must be between 0 and %d", int64(MaxMemoryLimit))
 	}
 	c, err := e.store.ClientUpdate(ctx, &store.ClientUpdateParams{ID: id, MaxMemoryLimit: p.MaxMemoryLimit})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return nil, Errorf(CodeNotFound, "client %q not found", id)
+		return nil, fault.Errorf(fault.NotFound, "client %q not found", id)
 	case err != nil:
-		return nil, internal("update client", err)
+		return nil, fault.Wrap("update client", err)
 	}
 	e.log.Info("client updated", "client_id", id, "max_memory_limit", c.MaxMemoryLimit)
 	return c, nil

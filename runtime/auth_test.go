@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/weft-run/weft/runtime/fault"
 )
 
 func TestAuth(t *testing.T) {
@@ -87,19 +88,19 @@ func TestAuth(t *testing.T) {
 		require.NoError(t, err)
 		tests := []struct {
 			name, token string
-			code        Code
+			code        fault.Code
 		}{
-			{name: "missing", token: "", code: CodeMissingCredential},
-			{name: "wrong", token: TokenPrefix + strings.Repeat("A", len(token)-len(TokenPrefix)), code: CodeInvalidCredential},
-			{name: "one character off", token: token[:len(token)-1] + flip(token[len(token)-1]), code: CodeInvalidCredential},
-			{name: "no prefix", token: strings.TrimPrefix(token, TokenPrefix), code: CodeInvalidCredential},
-			{name: "truncated", token: token[:20], code: CodeInvalidCredential},
-			{name: "with bearer", token: "Bearer " + token, code: CodeInvalidCredential},
+			{name: "missing", token: "", code: fault.MissingCredential},
+			{name: "wrong", token: TokenPrefix + strings.Repeat("A", len(token)-len(TokenPrefix)), code: fault.InvalidCredential},
+			{name: "one character off", token: token[:len(token)-1] + flip(token[len(token)-1]), code: fault.InvalidCredential},
+			{name: "no prefix", token: strings.TrimPrefix(token, TokenPrefix), code: fault.InvalidCredential},
+			{name: "truncated", token: token[:20], code: fault.InvalidCredential},
+			{name: "with bearer", token: "Bearer " + token, code: fault.InvalidCredential},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
 				_, err := e.Authenticate(t.Context(), tc.token)
-				require.Equal(t, tc.code, ErrorCode(err))
+				require.Equal(t, tc.code, fault.CodeOf(err))
 			})
 		}
 	})
@@ -117,14 +118,14 @@ func TestAuth(t *testing.T) {
 		require.Equal(t, []string{ScopeTasksRead}, who.Scopes)
 
 		_, err = e.ClientRevoke(t.Context(), who, paired.ClientID)
-		require.Equal(t, CodeInsufficientScope, ErrorCode(err), "only admins revoke")
+		require.Equal(t, fault.InsufficientScope, fault.CodeOf(err), "only admins revoke")
 		revoked, err := e.ClientRevoke(t.Context(), b.admin, paired.ClientID)
 		require.NoError(t, err)
 		require.True(t, revoked.Revoked())
 		_, err = e.Authenticate(t.Context(), paired.Token)
-		require.Equal(t, CodeInvalidCredential, ErrorCode(err))
+		require.Equal(t, fault.InvalidCredential, fault.CodeOf(err))
 		_, err = e.ClientRevoke(t.Context(), b.admin, "cli_nobody")
-		require.Equal(t, CodeNotFound, ErrorCode(err))
+		require.Equal(t, fault.NotFound, fault.CodeOf(err))
 	})
 
 	t.Run("Scopes", func(t *testing.T) {
@@ -147,13 +148,13 @@ func TestAuth(t *testing.T) {
 				if tc.want {
 					require.NoError(t, p.Require(tc.scope))
 				} else {
-					require.Equal(t, CodeInsufficientScope, ErrorCode(p.Require(tc.scope)))
+					require.Equal(t, fault.InsufficientScope, fault.CodeOf(p.Require(tc.scope)))
 				}
 			})
 		}
 		var nobody *Principal
 		require.False(t, nobody.HasScope(ScopeTasksRead))
-		require.Equal(t, CodeMissingCredential, ErrorCode(nobody.Require(ScopeTasksRead)))
+		require.Equal(t, fault.MissingCredential, fault.CodeOf(nobody.Require(ScopeTasksRead)))
 	})
 
 	t.Run("ScopesAreEnforcedByTaskMethods", func(t *testing.T) {
@@ -162,20 +163,20 @@ func TestAuth(t *testing.T) {
 		modulesOnly := &Principal{ClientID: "cli_m", Scopes: []string{ScopeModulesRead}}
 		task := mustCreate(t, e, TaskCreateParams{ClientID: modulesOnly.ClientID, Function: "echo"})
 		_, err := e.TaskGet(t.Context(), modulesOnly, task.ID)
-		require.Equal(t, CodeInsufficientScope, ErrorCode(err))
+		require.Equal(t, fault.InsufficientScope, fault.CodeOf(err))
 		_, _, err = e.TaskList(t.Context(), modulesOnly, &TaskListParams{})
-		require.Equal(t, CodeInsufficientScope, ErrorCode(err))
+		require.Equal(t, fault.InsufficientScope, fault.CodeOf(err))
 		_, err = e.EventSubscribe(t.Context(), modulesOnly, task.ID, -1)
-		require.Equal(t, CodeInsufficientScope, ErrorCode(err))
+		require.Equal(t, fault.InsufficientScope, fault.CodeOf(err))
 		_, err = e.ClientList(t.Context(), modulesOnly)
-		require.Equal(t, CodeInsufficientScope, ErrorCode(err))
+		require.Equal(t, fault.InsufficientScope, fault.CodeOf(err))
 		_, err = e.PairingCreate(t.Context(), modulesOnly, nil, 0)
-		require.Equal(t, CodeInsufficientScope, ErrorCode(err))
+		require.Equal(t, fault.InsufficientScope, fault.CodeOf(err))
 		// A client may read itself, not others.
 		_, err = e.ClientGet(t.Context(), modulesOnly, "cli_other")
-		require.Equal(t, CodeNotFound, ErrorCode(err))
+		require.Equal(t, fault.NotFound, fault.CodeOf(err))
 		_, err = e.ClientGet(t.Context(), b.admin, "cli_other")
-		require.Equal(t, CodeNotFound, ErrorCode(err))
+		require.Equal(t, fault.NotFound, fault.CodeOf(err))
 	})
 }
 

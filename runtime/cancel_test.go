@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
 
@@ -85,7 +86,7 @@ func TestCancel(t *testing.T) {
 			close(entered)
 			<-ctx.Done()
 			stopped <- context.Cause(ctx)
-			return nil, &Error{Code: CodeCancelled, Message: "call cancelled"}
+			return nil, &fault.Error{Code: fault.Cancelled, Message: "call cancelled"}
 		}, nil)
 		task := mustCreate(t, e, TaskCreateParams{Function: "work", Retry: &store.RetryPolicy{MaximumAttempts: 5}})
 		<-entered
@@ -146,9 +147,9 @@ func TestCancel(t *testing.T) {
 		reader := &Principal{ClientID: "cli_r", Scopes: []string{ScopeTasksRead}}
 		task := mustCreate(t, e, TaskCreateParams{ClientID: reader.ClientID, Function: "echo"})
 		_, err := e.TaskCancel(t.Context(), reader, task.ID)
-		require.Equal(t, CodeInsufficientScope, ErrorCode(err))
+		require.Equal(t, fault.InsufficientScope, fault.CodeOf(err))
 		_, err = e.TaskCancel(t.Context(), nil, task.ID)
-		require.Equal(t, CodeMissingCredential, ErrorCode(err))
+		require.Equal(t, fault.MissingCredential, fault.CodeOf(err))
 	})
 
 	t.Run("RaceWithCompletion", func(t *testing.T) {

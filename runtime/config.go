@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
 
@@ -94,7 +95,7 @@ type Config struct {
 	// MaxPendingSignals and MaxPendingSignalBytes bound the signals a
 	// workflow holds that no wait consumed yet, by count and by the size of
 	// their values; a signal past either is refused with
-	// CodeSignalLimitExceeded. Default 1,000 and 16 MiB.
+	// fault.SignalLimitExceeded. Default 1,000 and 16 MiB.
 	MaxPendingSignals     int
 	MaxPendingSignalBytes int64
 
@@ -219,7 +220,7 @@ func (c Config) withDefaults() (Config, error) {
 		r := DefaultActivityRetry
 		c.DefaultRetry = &r
 	} else if err := checkRetry(c.DefaultRetry); err != nil {
-		return c, errors.New("runtime: Config.DefaultRetry: " + ErrorMessage(err))
+		return c, errors.New("runtime: Config.DefaultRetry: " + fault.Message(err))
 	}
 	var err error
 	if c.StoreRetry, err = c.StoreRetry.withDefaults(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/weft-run/weft/runtime/fault"
 )
 
 // TestDeployCompileErrors: what the Executor says of a module decides the
@@ -20,27 +21,27 @@ func TestDeployCompileErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		err     error
-		code    Code
+		code    fault.Code
 		message string
 	}{
-		{"rejected", Errorf(CodeModuleInvalid, "invalid_module: not a valid WebAssembly module"), CodeModuleInvalid, "invalid_module: not a valid WebAssembly module"},
-		{"internal", secret, CodeInternal, "internal error"},
-		{"cancelled", context.Canceled, CodeCancelled, ""},
+		{"rejected", fault.Errorf(fault.ModuleInvalid, "invalid_module: not a valid WebAssembly module"), fault.ModuleInvalid, "invalid_module: not a valid WebAssembly module"},
+		{"internal", secret, fault.Internal, "internal error"},
+		{"cancelled", context.Canceled, fault.Cancelled, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b.exec.CompileFunc = func(context.Context, []byte) (*ModuleInfo, error) { return nil, tc.err }
 			_, err := e.ModuleDeploy(ctx, "other", []byte("\x00asm\x01\x00\x00\x00"))
-			require.Equal(t, tc.code, ErrorCode(err), "deploy: %v", err)
+			require.Equal(t, tc.code, fault.CodeOf(err), "deploy: %v", err)
 			_, rerr := e.ModuleReplayCheck(ctx, "test", []byte("\x00asm\x01\x00\x00\x00"))
-			require.Equal(t, tc.code, ErrorCode(rerr), "replay check: %v", rerr)
+			require.Equal(t, tc.code, fault.CodeOf(rerr), "replay check: %v", rerr)
 			if tc.message != "" {
-				require.Equal(t, tc.message, ErrorMessage(err))
-				require.Equal(t, tc.message, ErrorMessage(rerr))
+				require.Equal(t, tc.message, fault.Message(err))
+				require.Equal(t, tc.message, fault.Message(rerr))
 			}
-			if tc.code == CodeInternal {
+			if tc.code == fault.Internal {
 				require.ErrorIs(t, err, secret, "the cause is kept for the logs")
-				require.NotContains(t, ErrorMessage(err), "permission denied")
-				require.NotContains(t, ErrorMessage(rerr), "permission denied")
+				require.NotContains(t, fault.Message(err), "permission denied")
+				require.NotContains(t, fault.Message(rerr), "permission denied")
 			}
 		})
 	}
@@ -59,8 +60,8 @@ func TestDeployFunctionChecks(t *testing.T) {
 	} {
 		b.exec.CompileFunc = func(context.Context, []byte) (*ModuleInfo, error) { return &ModuleInfo{Functions: fns}, nil }
 		_, err := e.ModuleDeploy(ctx, "other", []byte("\x00asm\x01\x00\x00\x00"))
-		require.Equal(t, CodeModuleInvalid, ErrorCode(err), "deploy %v: %v", fns, err)
+		require.Equal(t, fault.ModuleInvalid, fault.CodeOf(err), "deploy %v: %v", fns, err)
 		_, err = e.ModuleReplayCheck(ctx, "test", []byte("\x00asm\x01\x00\x00\x00"))
-		require.Equal(t, CodeModuleInvalid, ErrorCode(err), "replay check %v: %v", fns, err)
+		require.Equal(t, fault.ModuleInvalid, fault.CodeOf(err), "replay check %v: %v", fns, err)
 	}
 }

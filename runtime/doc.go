@@ -62,8 +62,8 @@
 //
 // # Errors
 //
-// Every error meant for clients carries a Code (see ErrorCode and
-// ErrorMessage); the HTTP layer maps codes to statuses.
+// Every error meant for clients carries a fault.Code (package runtime/fault: fault.CodeOf
+// and fault.Message); the HTTP layer maps codes to statuses.
 //
 // # Usage
 //

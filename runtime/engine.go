@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
 
@@ -173,25 +174,16 @@ func (e *Engine) Ready() bool {
 // now returns the engine's clock.
 func (e *Engine) now() time.Time { return e.cfg.Now() }
 
+// ErrClosed is returned by operations on an engine that is not open; its
+// code is fault.Unavailable.
+var ErrClosed = &fault.Error{Code: fault.Unavailable, Message: "engine is not running"}
+
 // checkOpen returns ErrClosed unless the engine is open.
 func (e *Engine) checkOpen() error {
 	if !e.Ready() {
 		return ErrClosed
 	}
 	return nil
-}
-
-// internal wraps an unexpected error as an internal *Error; the message
-// shown to clients stays generic, the cause is kept for the logs.
-func internal(op string, err error) error {
-	if err == nil {
-		return nil
-	}
-	var re *Error
-	if errors.As(err, &re) {
-		return err
-	}
-	return &Error{Code: CodeInternal, Err: fmt.Errorf("%s: %w", op, err)}
 }
 
 // runningCalls holds, per task id, the plugin calls in progress and the

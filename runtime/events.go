@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
 
@@ -28,9 +29,9 @@ func (e *Engine) EventList(ctx context.Context, who *Principal, id string, after
 	evs, err := e.store.EventList(ctx, &store.EventListParams{TaskID: id, From: max(after+1, 0), Limit: min(limit, 10000)})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return nil, Errorf(CodeNotFound, "task %q not found", id)
+		return nil, fault.Errorf(fault.NotFound, "task %q not found", id)
 	case err != nil:
-		return nil, internal("list events", err)
+		return nil, fault.Wrap("list events", err)
 	}
 	return evs, nil
 }

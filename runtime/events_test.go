@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
 
@@ -167,15 +168,15 @@ func TestEvents(t *testing.T) {
 		activity := mustCreate(t, e, TaskCreateParams{Function: "work"})
 		<-entered
 		err := e.TaskSignal(t.Context(), b.admin, activity.ID, "go", codec.Envelope{})
-		require.Equal(t, CodeInvalid, ErrorCode(err), "activities receive no signals")
+		require.Equal(t, fault.Invalid, fault.CodeOf(err), "activities receive no signals")
 		close(release)
 		mustFinish(t, e, activity.ID)
 
 		flow := mustCreate(t, e, TaskCreateParams{Function: "flow"})
 		mustFinish(t, e, flow.ID)
 		err = e.TaskSignal(t.Context(), b.admin, flow.ID, "go", codec.Envelope{})
-		require.Equal(t, CodeSignalTargetFinished, ErrorCode(err))
+		require.Equal(t, fault.SignalTargetFinished, fault.CodeOf(err))
 		err = e.TaskSignal(t.Context(), b.admin, flow.ID, "", codec.Envelope{})
-		require.Equal(t, CodeInvalid, ErrorCode(err))
+		require.Equal(t, fault.Invalid, fault.CodeOf(err))
 	})
 }

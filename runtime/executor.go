@@ -17,15 +17,15 @@ type Executor interface {
 	// already compiled must be cheap (a cache hit by digest): the engine
 	// calls Compile when a worker first loads a module, and a later Call of
 	// the same digest should reuse the compiled form. An invalid module
-	// gives an error with code CodeModuleInvalid.
+	// gives an error with code fault.ModuleInvalid.
 	Compile(ctx context.Context, wasm []byte) (*ModuleInfo, error)
 	// Call runs one function to its end. An application error of the plugin
 	// (a typed error it returned) is a CallResult with Error set and a nil
 	// error. A failure on the host side is a non-nil error whose code (see
-	// ErrorCode) says what happened: CodeTrap, CodeMemoryLimit, CodeTimeout
-	// (the call's deadline), CodeCancelled (ctx was cancelled),
-	// CodeFunctionNotFound, CodeModuleInvalid, a codec code for a bad input
-	// or output frame, or CodeInternal. ctx must reach the guest: the call
+	// ErrorCode) says what happened: fault.Trap, fault.MemoryLimit, fault.Timeout
+	// (the call's deadline), fault.Cancelled (ctx was cancelled),
+	// fault.FunctionNotFound, fault.ModuleInvalid, a codec code for a bad input
+	// or output frame, or fault.Internal. ctx must reach the guest: the call
 	// stops soon after ctx is done.
 	//
 	// The engine reuses call for the next task of the same worker once Call
@@ -87,7 +87,7 @@ type Call struct {
 	// Zero for an activity.
 	LogReplayed int
 	// SaveCheckpoint durably stores frame as the task's checkpoint before it
-	// returns. It fails with CodeConflict when the task is no longer
+	// returns. It fails with fault.Conflict when the task is no longer
 	// running.
 	SaveCheckpoint func(ctx context.Context, frame []byte) error
 	// Progress receives each progress report of an activity, synchronously,

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 	"github.com/weft-run/weft/store/storetest"
 )
@@ -390,7 +391,7 @@ func TestWorkflowFold(t *testing.T) {
 		child := storetest.MustCheckLog(t, b.db, children[0].ID)
 		require.Equal(t, store.StatusFailed, child.Status)
 		require.Equal(t, 1, child.Attempt)
-		require.Equal(t, &store.TaskError{Code: string(CodeApplication), Type: "broken", Message: "on purpose", NonRetryable: true}, child.Error)
+		require.Equal(t, &store.TaskError{Code: string(fault.Application), Type: "broken", Message: "on purpose", NonRetryable: true}, child.Error)
 	})
 
 	t.Run("NondeterminismAfterActivity", func(t *testing.T) {
@@ -415,7 +416,7 @@ func TestWorkflowFold(t *testing.T) {
 		calls := cs.calls().since(base)
 
 		require.Equal(t, store.StatusFailed, done.Status)
-		require.Equal(t, string(CodeNondeterminism), done.Error.Code)
+		require.Equal(t, string(fault.Nondeterminism), done.Error.Code)
 		require.Contains(t, done.Error.Message, "step 1")
 		require.Contains(t, done.Error.Message, `asked for activity wf.echo("b")`)
 		require.Equal(t, int64(2), runs.Load())

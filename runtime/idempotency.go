@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
 
@@ -63,8 +64,8 @@ func (h *heldKeys) drop(clientID, key string) {
 // atomically: of concurrent calls with one key exactly one gets (nil, nil)
 // and must end with IdempotencyComplete or IdempotencyRelease. A key done
 // with the same digest gives its Replay. It returns
-// CodeIdempotencyKeyReused when the key was used with a different digest,
-// CodeIdempotencyKeyInFlight while the first request runs, and CodeInvalid
+// fault.IdempotencyKeyReused when the key was used with a different digest,
+// fault.IdempotencyKeyInFlight while the first request runs, and fault.Invalid
 // for a malformed key. Keys live for Config.IdempotencyTTL (24 hours by
 // default) and belong to one client.
 //
@@ -76,7 +77,7 @@ func (e *Engine) IdempotencyBegin(ctx context.Context, clientID, key string, dig
 		return nil, err
 	}
 	if len(digest) == 0 {
-		return nil, Errorf(CodeInvalid, "an idempotency request digest is required")
+		return nil, fault.Errorf(fault.Invalid, "an idempotency request digest is required")
 	}
 	now := e.now()
 	res, err := e.store.IdempotencyKeyBegin(ctx, &store.IdempotencyKeyBeginParams{
@@ -84,7 +85,7 @@ func (e *Engine) IdempotencyBegin(ctx context.Context, clientID, key string, dig
 		ExpiresAt: now.Add(e.idempotencyTTL(ctx)), Now: now,
 	})
 	if err != nil {
-		return nil, internal("begin idempotency key", err)
+		return nil, fault.Wrap("begin idempotency key", err)
 	}
 	switch res.Outcome {
 	case store.IdempotencyNew:
@@ -98,27 +99,27 @@ func (e *Engine) IdempotencyBegin(ctx context.Context, clientID, key string, dig
 	case store.IdempotencyReplay:
 		return &Replay{StatusCode: res.Key.StatusCode, Body: res.Key.Body}, nil
 	case store.IdempotencyMismatch:
-		return nil, &Error{
-			Code: CodeIdempotencyKeyReused, Param: "Idempotency-Key",
+		return nil, &fault.Error{
+			Code: fault.IdempotencyKeyReused, Param: "Idempotency-Key",
 			Message: "this idempotency key was already used with a different request",
 		}
 	case store.IdempotencyInFlight:
 		return nil, inFlight()
 	}
-	return nil, internal("begin idempotency key", errors.New("unknown outcome "+res.Outcome.String()))
+	return nil, fault.Wrap("begin idempotency key", errors.New("unknown outcome "+res.Outcome.String()))
 }
 
 // inFlight is the error of a key whose first request still runs.
 func inFlight() error {
-	return &Error{
-		Code: CodeIdempotencyKeyInFlight, Param: "Idempotency-Key", Err: RetryAfter(inFlightRetry),
+	return &fault.Error{
+		Code: fault.IdempotencyKeyInFlight, Param: "Idempotency-Key", Err: RetryAfter(inFlightRetry),
 		Message: "a request with this idempotency key is still in progress",
 	}
 }
 
 // IdempotencyComplete stores the answer of the request that holds the key,
 // to be replayed to later requests with the same key and digest. It returns
-// CodeConflict unless the key is in flight.
+// fault.Conflict unless the key is in flight.
 func (e *Engine) IdempotencyComplete(ctx context.Context, clientID, key string, status int, body []byte) error {
 	defer e.keys.drop(clientID, key)
 	err := e.store.IdempotencyKeyComplete(ctx, &store.IdempotencyKeyCompleteParams{
@@ -126,9 +127,9 @@ func (e *Engine) IdempotencyComplete(ctx context.Context, clientID, key string, 
 	})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return Errorf(CodeConflict, "idempotency key %q is not in flight", key)
+		return fault.Errorf(fault.Conflict, "idempotency key %q is not in flight", key)
 	case err != nil:
-		return internal("complete idempotency key", err)
+		return fault.Wrap("complete idempotency key", err)
 	}
 	return nil
 }
@@ -136,16 +137,16 @@ func (e *Engine) IdempotencyComplete(ctx context.Context, clientID, key string, 
 // IdempotencyRelease forgets a key whose request failed before it changed
 // anything (a validation error, say), so that the client can try again with
 // it. A key bound to a task its request committed (TaskRun) is kept and
-// answers for that task. It returns CodeConflict unless the key is in
+// answers for that task. It returns fault.Conflict unless the key is in
 // flight.
 func (e *Engine) IdempotencyRelease(ctx context.Context, clientID, key string) error {
 	defer e.keys.drop(clientID, key)
 	err := e.store.IdempotencyKeyRelease(ctx, &store.IdempotencyKeyReleaseParams{ClientID: clientID, Key: key})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return Errorf(CodeConflict, "idempotency key %q is not in flight", key)
+		return fault.Errorf(fault.Conflict, "idempotency key %q is not in flight", key)
 	case err != nil:
-		return internal("release idempotency key", err)
+		return fault.Wrap("release idempotency key", err)
 	}
 	return nil
 }
@@ -153,11 +154,11 @@ func (e *Engine) IdempotencyRelease(ctx context.Context, clientID, key string) e
 // checkIdempotencyKey accepts 1 to 255 printable ASCII characters.
 func checkIdempotencyKey(key string) error {
 	if key == "" || len(key) > MaxIdempotencyKeyLen {
-		return paramErrorf("Idempotency-Key", "an idempotency key must be 1 to %d characters", MaxIdempotencyKeyLen)
+		return fault.ParamErrorf("Idempotency-Key", "an idempotency key must be 1 to %d characters", MaxIdempotencyKeyLen)
 	}
 	for i := 0; i < len(key); i++ {
 		if key[i] < 0x20 || key[i] > 0x7e {
-			return paramErrorf("Idempotency-Key", "an idempotency key must be printable ASCII")
+			return fault.ParamErrorf("Idempotency-Key", "an idempotency key must be printable ASCII")
 		}
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
 
@@ -58,10 +59,10 @@ func TestIdempotencyBoundKeyAcrossRestart(t *testing.T) {
 
 	// While the first request waits, a retry is in flight.
 	_, err = first.IdempotencyBegin(t.Context(), "cli_a", "k", digest)
-	require.Equal(t, CodeIdempotencyKeyInFlight, ErrorCode(err))
+	require.Equal(t, fault.IdempotencyKeyInFlight, fault.CodeOf(err))
 
 	require.NoError(t, first.Close(t.Context()))
-	require.Equal(t, CodeUnavailable, ErrorCode(<-ran), "the waiting request ends with the engine")
+	require.Equal(t, fault.Unavailable, fault.CodeOf(<-ran), "the waiting request ends with the engine")
 	require.NoError(t, first.IdempotencyRelease(t.Context(), "cli_a", "k"), "a 5xx releases, but the bound key stays")
 
 	second.Store(true)
@@ -70,7 +71,7 @@ func TestIdempotencyBoundKeyAcrossRestart(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, &Replay{TaskID: id}, replay, "the retry attaches to the committed task")
 	_, err = next.IdempotencyBegin(t.Context(), "cli_a", "k", digest)
-	require.Equal(t, CodeIdempotencyKeyInFlight, ErrorCode(err), "one retry attaches at a time")
+	require.Equal(t, fault.IdempotencyKeyInFlight, fault.CodeOf(err), "one retry attaches at a time")
 
 	resp, err := next.TaskWait(t.Context(), writer, id)
 	require.NoError(t, err, "tasks:write, the scope of the request, is enough")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
 
@@ -35,7 +36,7 @@ func TestIdempotency(t *testing.T) {
 				switch {
 				case err == nil && replay == nil:
 					fresh++
-				case ErrorCode(err) == CodeIdempotencyKeyInFlight:
+				case fault.CodeOf(err) == fault.IdempotencyKeyInFlight:
 					inFlight++
 				default:
 					t.Errorf("unexpected outcome %+v, %v", replay, err)
@@ -52,7 +53,7 @@ func TestIdempotency(t *testing.T) {
 		require.Equal(t, &Replay{StatusCode: 202, Body: []byte(`{"id":"task_1"}`)}, replay)
 
 		_, err = e.IdempotencyBegin(t.Context(), "cli_a", "key-1", digest("POST /v1/tasks {\"x\":1}"))
-		require.Equal(t, CodeIdempotencyKeyReused, ErrorCode(err))
+		require.Equal(t, fault.IdempotencyKeyReused, fault.CodeOf(err))
 
 		replay, err = e.IdempotencyBegin(t.Context(), "cli_b", "key-1", digest("POST /v1/tasks {}"))
 		require.NoError(t, err)
@@ -69,8 +70,8 @@ func TestIdempotency(t *testing.T) {
 		replay, err = e.IdempotencyBegin(t.Context(), "cli_a", "k", digest("b"))
 		require.NoError(t, err)
 		require.Nil(t, replay, "a released key is free again")
-		require.Equal(t, CodeConflict, ErrorCode(e.IdempotencyRelease(t.Context(), "cli_a", "other")))
-		require.Equal(t, CodeConflict, ErrorCode(e.IdempotencyComplete(t.Context(), "cli_a", "other", 200, nil)))
+		require.Equal(t, fault.Conflict, fault.CodeOf(e.IdempotencyRelease(t.Context(), "cli_a", "other")))
+		require.Equal(t, fault.Conflict, fault.CodeOf(e.IdempotencyComplete(t.Context(), "cli_a", "other", 200, nil)))
 	})
 
 	t.Run("CompletedWithTheTask", func(t *testing.T) {
@@ -97,7 +98,7 @@ func TestIdempotency(t *testing.T) {
 			ClientID: "cli_a", Module: "test", Function: "echo",
 			Idempotency: &IdempotencyReply{Key: "never-begun", StatusCode: 202, Body: reply.Body},
 		})
-		require.Equal(t, CodeConflict, ErrorCode(err))
+		require.Equal(t, fault.Conflict, fault.CodeOf(err))
 		all, _, err = e.TaskList(t.Context(), b.admin, &TaskListParams{})
 		require.NoError(t, err)
 		require.Len(t, all, 1)
@@ -108,8 +109,8 @@ func TestIdempotency(t *testing.T) {
 		e, _ := setup(t, echo, nil)
 		for _, key := range []string{"", strings.Repeat("k", MaxIdempotencyKeyLen+1), "tab\there", "é"} {
 			_, err := e.IdempotencyBegin(t.Context(), "cli_a", key, digest("a"))
-			require.Equal(t, CodeInvalid, ErrorCode(err), "%q", key)
-			require.Equal(t, "Idempotency-Key", ErrorParam(err))
+			require.Equal(t, fault.Invalid, fault.CodeOf(err), "%q", key)
+			require.Equal(t, "Idempotency-Key", fault.Param(err))
 		}
 	})
 }

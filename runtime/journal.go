@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
 
@@ -527,7 +528,7 @@ func (j *journal) command(step int64, k commandKind) *command {
 // flag and details.
 func errorValueFrame(te *store.TaskError) ([]byte, error) {
 	if te == nil {
-		te = &store.TaskError{Code: string(CodeInternal), Message: "the activity failed without an error"}
+		te = &store.TaskError{Code: string(fault.Internal), Message: "the activity failed without an error"}
 	}
 	typ := te.Type
 	if typ == "" {

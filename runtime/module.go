@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
 
@@ -35,15 +36,15 @@ func Digest(wasm []byte) string {
 // ModuleDeploy validates a module with the Executor, stores its file
 // content-addressed and records it as the next version of name. Deploying
 // the bytes of the latest version again returns that version. Tasks already
-// created keep the digest they were pinned to. It returns CodeInvalid for a
-// bad name or an empty module and CodeModuleInvalid for a module the
+// created keep the digest they were pinned to. It returns fault.Invalid for a
+// bad name or an empty module and fault.ModuleInvalid for a module the
 // Executor rejects.
 func (e *Engine) ModuleDeploy(ctx context.Context, name string, wasm []byte) (*store.Module, error) {
 	if !store.ValidModuleName(name) {
-		return nil, paramErrorf("name", "module name %q must be 1 to 128 letters, digits, '-', '_' or '.', starting with a letter or digit", name)
+		return nil, fault.ParamErrorf("name", "module name %q must be 1 to 128 letters, digits, '-', '_' or '.', starting with a letter or digit", name)
 	}
 	if len(wasm) == 0 {
-		return nil, paramErrorf("body", "the module file is empty")
+		return nil, fault.ParamErrorf("body", "the module file is empty")
 	}
 	fns, err := e.compileFunctions(ctx, wasm)
 	if err != nil {
@@ -51,17 +52,17 @@ func (e *Engine) ModuleDeploy(ctx context.Context, name string, wasm []byte) (*s
 	}
 	digest, err := e.files.Put(ctx, wasm)
 	if err != nil {
-		return nil, internal("store module file", err)
+		return nil, fault.Wrap("store module file", err)
 	}
 	if want := Digest(wasm); digest != want {
-		return nil, internal("store module file", fmt.Errorf("stored as %s, want %s", digest, want))
+		return nil, fault.Wrap("store module file", fmt.Errorf("stored as %s, want %s", digest, want))
 	}
 	gen := e.modules.invalidate(name)
 	m, err := e.store.ModuleInsert(ctx, &store.ModuleInsertParams{
 		Name: name, Digest: digest, Size: int64(len(wasm)), Functions: fns,
 	})
 	if err != nil {
-		return nil, internal("record module", err)
+		return nil, fault.Wrap("record module", err)
 	}
 	e.modules.put(m, gen)
 	e.loads.markLoaded(digest)
@@ -70,15 +71,15 @@ func (e *Engine) ModuleDeploy(ctx context.Context, name string, wasm []byte) (*s
 }
 
 // compileFunctions compiles wasm with the Executor and returns the functions
-// it exports. The Executor's CodeModuleInvalid, and a function without a
-// name, of another kind or exported twice, are CodeModuleInvalid; an error
-// without a code of its own stays CodeInternal, its text kept for the logs.
+// it exports. The Executor's fault.ModuleInvalid, and a function without a
+// name, of another kind or exported twice, are fault.ModuleInvalid; an error
+// without a code of its own stays fault.Internal, its text kept for the logs.
 func (e *Engine) compileFunctions(ctx context.Context, wasm []byte) ([]store.Function, error) {
 	info, err := e.exec.Compile(ctx, wasm)
 	switch {
 	case err == nil:
-	case ErrorCode(err) == CodeInternal:
-		return nil, internal("compile module", err)
+	case fault.CodeOf(err) == fault.Internal:
+		return nil, fault.Wrap("compile module", err)
 	default:
 		return nil, err
 	}
@@ -87,10 +88,10 @@ func (e *Engine) compileFunctions(ctx context.Context, wasm []byte) ([]store.Fun
 	for _, f := range info.Functions {
 		k := store.Kind(f.Kind)
 		if f.Name == "" || !k.Valid() {
-			return nil, Errorf(CodeModuleInvalid, "function %q has kind %q; want activity or workflow", f.Name, f.Kind)
+			return nil, fault.Errorf(fault.ModuleInvalid, "function %q has kind %q; want activity or workflow", f.Name, f.Kind)
 		}
 		if seen[f.Name] {
-			return nil, Errorf(CodeModuleInvalid, "function %q is exported twice", f.Name)
+			return nil, fault.Errorf(fault.ModuleInvalid, "function %q is exported twice", f.Name)
 		}
 		seen[f.Name] = true
 		fns = append(fns, store.Function{Name: f.Name, Kind: k})
@@ -98,7 +99,7 @@ func (e *Engine) compileFunctions(ctx context.Context, wasm []byte) ([]store.Fun
 	return fns, nil
 }
 
-// ModuleGet returns the latest version of a module, or CodeModuleNotFound.
+// ModuleGet returns the latest version of a module, or fault.ModuleNotFound.
 func (e *Engine) ModuleGet(ctx context.Context, name string) (*store.Module, error) {
 	gen := e.modules.generation(name)
 	if m := e.modules.get(name); m != nil {
@@ -107,9 +108,9 @@ func (e *Engine) ModuleGet(ctx context.Context, name string) (*store.Module, err
 	m, err := e.store.ModuleGet(ctx, name)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return nil, Errorf(CodeModuleNotFound, "module %q is not deployed", name)
+		return nil, fault.Errorf(fault.ModuleNotFound, "module %q is not deployed", name)
 	case err != nil:
-		return nil, internal("get module", err)
+		return nil, fault.Wrap("get module", err)
 	}
 	e.modules.put(m, gen)
 	return m, nil
@@ -119,14 +120,14 @@ func (e *Engine) ModuleGet(ctx context.Context, name string) (*store.Module, err
 func (e *Engine) ModuleList(ctx context.Context) ([]*store.Module, error) {
 	ms, err := e.store.ModuleList(ctx)
 	if err != nil {
-		return nil, internal("list modules", err)
+		return nil, fault.Wrap("list modules", err)
 	}
 	return ms, nil
 }
 
 // ModuleDelete removes every version of a module's metadata; new tasks can
 // no longer name it. Tasks already created keep running on their pinned
-// digest, so the file stays on disk. It returns CodeModuleNotFound for an
+// digest, so the file stays on disk. It returns fault.ModuleNotFound for an
 // unknown name.
 func (e *Engine) ModuleDelete(ctx context.Context, name string) error {
 	e.modules.invalidate(name)
@@ -134,17 +135,17 @@ func (e *Engine) ModuleDelete(ctx context.Context, name string) error {
 	e.modules.invalidate(name)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return Errorf(CodeModuleNotFound, "module %q is not deployed", name)
+		return fault.Errorf(fault.ModuleNotFound, "module %q is not deployed", name)
 	case err != nil:
-		return internal("delete module", err)
+		return fault.Wrap("delete module", err)
 	}
 	e.log.Info("module deleted", "module", name)
 	return nil
 }
 
 // moduleBytes reads a module file, verified against its digest. A missing
-// file is CodeModuleNotFound; a file that cannot be read back intact is
-// CodeModuleInvalid, with the cause kept for the logs.
+// file is fault.ModuleNotFound; a file that cannot be read back intact is
+// fault.ModuleInvalid, with the cause kept for the logs.
 func (e *Engine) moduleBytes(ctx context.Context, digest string) ([]byte, error) {
 	wasm, err := e.files.Get(ctx, digest)
 	if err == nil {
@@ -154,10 +155,10 @@ func (e *Engine) moduleBytes(ctx context.Context, digest string) ([]byte, error)
 		return nil, ctx.Err()
 	}
 	if ok, herr := e.files.Has(digest); herr == nil && !ok {
-		return nil, Errorf(CodeModuleNotFound, "module file %s is missing", digest)
+		return nil, fault.Errorf(fault.ModuleNotFound, "module file %s is missing", digest)
 	}
 	e.log.Error("read module file", "digest", digest, "error", err)
-	return nil, &Error{Code: CodeModuleInvalid, Message: fmt.Sprintf("module file %s cannot be read intact", digest), Err: err}
+	return nil, &fault.Error{Code: fault.ModuleInvalid, Message: fmt.Sprintf("module file %s cannot be read intact", digest), Err: err}
 }
 
 // loadModule makes sure the module with digest is compiled, once per
@@ -178,8 +179,8 @@ func (e *Engine) loadModule(ctx context.Context, digest string) error {
 	wasm, err := e.moduleBytes(ctx, digest)
 	if err == nil {
 		_, err = e.exec.Compile(ctx, wasm)
-		if err != nil && ErrorCode(err) == CodeInternal {
-			err = &Error{Code: CodeModuleInvalid, Message: "invalid module " + digest, Err: err}
+		if err != nil && fault.CodeOf(err) == fault.Internal {
+			err = &fault.Error{Code: fault.ModuleInvalid, Message: "invalid module " + digest, Err: err}
 		}
 	}
 	e.loads.leave(digest, le, err)

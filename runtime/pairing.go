@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
 
@@ -39,7 +40,7 @@ type Pairing struct {
 // PairingCreate makes a single-use pairing code that grants scopes (the
 // DefaultPairingScopes when empty) until ttl passes (Config.PairingTTL when
 // zero; at most MaxPairingTTL). It needs the admin scope and returns
-// CodeInvalid for an unknown scope or a bad ttl.
+// fault.Invalid for an unknown scope or a bad ttl.
 func (e *Engine) PairingCreate(ctx context.Context, who *Principal, scopes []string, ttl time.Duration) (*Pairing, error) {
 	if err := who.Require(ScopeAdmin); err != nil {
 		return nil, err
@@ -49,13 +50,13 @@ func (e *Engine) PairingCreate(ctx context.Context, who *Principal, scopes []str
 	}
 	for _, s := range scopes {
 		if !slices.Contains(Scopes, s) {
-			return nil, paramErrorf("scopes", "unknown scope %q", s)
+			return nil, fault.ParamErrorf("scopes", "unknown scope %q", s)
 		}
 	}
 	scopes = slices.Compact(slices.Sorted(slices.Values(scopes)))
 	switch {
 	case ttl < 0 || ttl > MaxPairingTTL:
-		return nil, paramErrorf("ttl", "the lifetime of a pairing code must be between 0 and %s", MaxPairingTTL)
+		return nil, fault.ParamErrorf("ttl", "the lifetime of a pairing code must be between 0 and %s", MaxPairingTTL)
 	case ttl == 0:
 		ttl = e.cfg.PairingTTL
 	}
@@ -66,7 +67,7 @@ func (e *Engine) PairingCreate(ctx context.Context, who *Principal, scopes []str
 	if _, err := e.store.PairingInsert(ctx, &store.PairingInsertParams{
 		CodeHash: hashSecret(code), Scopes: scopes, ExpiresAt: expires,
 	}); err != nil {
-		return nil, internal("create pairing", err)
+		return nil, fault.Wrap("create pairing", err)
 	}
 	e.log.Info("pairing code created", "client_id", who.ClientID, "scopes", strings.Join(scopes, " "), "expires_at", expires)
 	return &Pairing{Code: code, Scopes: scopes, ExpiresAt: expires}, nil
@@ -88,21 +89,21 @@ type Paired struct {
 // code's scopes and returns its token, once. A code works once and until
 // it expires. Attempts are rate-limited (Config.PairingRate per minute,
 // across all callers) so codes cannot be guessed. It returns
-// CodeRateLimited, CodeInvalid for a bad name, CodeInvalidCredential for an
-// unknown code, CodePairingUsed and CodePairingExpired.
+// fault.RateLimited, fault.Invalid for a bad name, fault.InvalidCredential for an
+// unknown code, fault.PairingUsed and fault.PairingExpired.
 func (e *Engine) Pair(ctx context.Context, code, name string) (*Paired, error) {
 	if ok, wait := e.pairing.allow(e.now()); !ok {
-		return nil, &Error{
-			Code: CodeRateLimited, Err: RetryAfter(wait),
+		return nil, &fault.Error{
+			Code: fault.RateLimited, Err: RetryAfter(wait),
 			Message: fmt.Sprintf("too many pairing attempts; try again in %s", wait.Round(time.Second)),
 		}
 	}
 	name = strings.TrimSpace(name)
 	if name == "" || len(name) > 128 {
-		return nil, paramErrorf("name", "client name must be 1 to 128 characters")
+		return nil, fault.ParamErrorf("name", "client name must be 1 to 128 characters")
 	}
 	if !strings.HasPrefix(code, PairingCodePrefix) {
-		return nil, &Error{Code: CodeInvalidCredential, Param: "code", Message: "unknown pairing code"}
+		return nil, &fault.Error{Code: fault.InvalidCredential, Param: "code", Message: "unknown pairing code"}
 	}
 	tok, hash := newToken()
 	c, err := e.store.PairingRedeem(ctx, &store.PairingRedeemParams{
@@ -110,13 +111,13 @@ func (e *Engine) Pair(ctx context.Context, code, name string) (*Paired, error) {
 	})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return nil, &Error{Code: CodeInvalidCredential, Param: "code", Message: "unknown pairing code"}
+		return nil, &fault.Error{Code: fault.InvalidCredential, Param: "code", Message: "unknown pairing code"}
 	case errors.Is(err, store.ErrUsed):
-		return nil, &Error{Code: CodePairingUsed, Param: "code", Message: "the pairing code was already used"}
+		return nil, &fault.Error{Code: fault.PairingUsed, Param: "code", Message: "the pairing code was already used"}
 	case errors.Is(err, store.ErrExpired):
-		return nil, &Error{Code: CodePairingExpired, Param: "code", Message: "the pairing code has expired"}
+		return nil, &fault.Error{Code: fault.PairingExpired, Param: "code", Message: "the pairing code has expired"}
 	case err != nil:
-		return nil, internal("pair", err)
+		return nil, fault.Wrap("pair", err)
 	}
 	e.log.Info("client paired", "client_id", c.ID, "name", c.Name)
 	return &Paired{ClientID: c.ID, Name: c.Name, Token: tok, Scopes: c.Scopes}, nil

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/weft-run/weft/runtime/fault"
 )
 
 // fakeClock is a settable clock for expiries.
@@ -44,7 +45,7 @@ func TestPairing(t *testing.T) {
 		require.Equal(t, paired.ClientID, who.ClientID)
 
 		_, err = e.Pair(t.Context(), p.Code, "thief")
-		require.Equal(t, CodePairingUsed, ErrorCode(err))
+		require.Equal(t, fault.PairingUsed, fault.CodeOf(err))
 		clients, err := e.ClientList(t.Context(), b.admin)
 		require.NoError(t, err)
 		require.Len(t, clients, 1, "the second attempt created no client")
@@ -60,7 +61,7 @@ func TestPairing(t *testing.T) {
 		require.WithinDuration(t, clock.Now().Add(time.Minute), p.ExpiresAt, time.Millisecond)
 		clock.Add(2 * time.Minute)
 		_, err = e.Pair(t.Context(), p.Code, "late")
-		require.Equal(t, CodePairingExpired, ErrorCode(err))
+		require.Equal(t, fault.PairingExpired, fault.CodeOf(err))
 	})
 
 	t.Run("RateLimited", func(t *testing.T) {
@@ -69,31 +70,31 @@ func TestPairing(t *testing.T) {
 		e, b := setup(t, echo, func(c *Config) { c.Now = clock.Now; c.PairingRate = 3 })
 		for range 3 {
 			_, err := e.Pair(t.Context(), PairingCodePrefix+"GUESS", "guesser")
-			require.Equal(t, CodeInvalidCredential, ErrorCode(err))
+			require.Equal(t, fault.InvalidCredential, fault.CodeOf(err))
 		}
 		p, err := e.PairingCreate(t.Context(), b.admin, nil, time.Hour)
 		require.NoError(t, err)
 		_, err = e.Pair(t.Context(), p.Code, "honest")
-		require.Equal(t, CodeRateLimited, ErrorCode(err), "even a good code waits once the budget is spent")
+		require.Equal(t, fault.RateLimited, fault.CodeOf(err), "even a good code waits once the budget is spent")
 		clock.Add(20 * time.Second) // one attempt earned back
 		_, err = e.Pair(t.Context(), p.Code, "honest")
 		require.NoError(t, err)
 		_, err = e.Pair(t.Context(), PairingCodePrefix+"GUESS", "guesser")
-		require.Equal(t, CodeRateLimited, ErrorCode(err))
+		require.Equal(t, fault.RateLimited, fault.CodeOf(err))
 	})
 
 	t.Run("BadRequests", func(t *testing.T) {
 		t.Parallel()
 		e, b := setup(t, echo, nil)
 		_, err := e.PairingCreate(t.Context(), b.admin, []string{"root"}, 0)
-		require.Equal(t, CodeInvalid, ErrorCode(err))
+		require.Equal(t, fault.Invalid, fault.CodeOf(err))
 		_, err = e.PairingCreate(t.Context(), b.admin, nil, 48*time.Hour)
-		require.Equal(t, CodeInvalid, ErrorCode(err))
+		require.Equal(t, fault.Invalid, fault.CodeOf(err))
 		p, err := e.PairingCreate(t.Context(), b.admin, nil, 0)
 		require.NoError(t, err)
 		_, err = e.Pair(t.Context(), p.Code, "  ")
-		require.Equal(t, CodeInvalid, ErrorCode(err))
+		require.Equal(t, fault.Invalid, fault.CodeOf(err))
 		_, err = e.Pair(t.Context(), "weft_not_a_code", "x")
-		require.Equal(t, CodeInvalidCredential, ErrorCode(err))
+		require.Equal(t, fault.InvalidCredential, fault.CodeOf(err))
 	})
 }

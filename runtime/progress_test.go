@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 	"github.com/weft-run/weft/store/storetest"
 )
@@ -87,7 +88,7 @@ func TestProgress(t *testing.T) {
 					break
 				}
 				if time.Now().After(deadline) {
-					return nil, Errorf(CodeInternal, "the first report never reached the store")
+					return nil, fault.Errorf(fault.Internal, "the first report never reached the store")
 				}
 				time.Sleep(time.Millisecond)
 			}
@@ -145,7 +146,7 @@ func TestProgress(t *testing.T) {
 			for i := int64(1); ctx.Err() == nil; i++ {
 				call.Progress(i, 0, "")
 			}
-			return nil, Errorf(CodeCancelled, "stopped")
+			return nil, fault.Errorf(fault.Cancelled, "stopped")
 		}, func(c *Config) { c.ProgressInterval = time.Millisecond })
 		task := mustCreate(t, e, TaskCreateParams{ClientID: "cli_a", Function: "echo"})
 		<-started

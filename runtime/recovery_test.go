@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
 
@@ -53,7 +54,7 @@ func (c *counter) call(ctx context.Context, call *Call) (*CallResult, error) {
 		if i == 3 && stop {
 			c.at3 <- call.TaskID
 			<-ctx.Done()
-			return nil, &Error{Code: CodeCancelled, Message: "stopped"}
+			return nil, &fault.Error{Code: fault.Cancelled, Message: "stopped"}
 		}
 	}
 	out, err := codec.EncodeFrame(codec.Map(
@@ -135,7 +136,7 @@ func TestRecovery(t *testing.T) {
 	// fail: failed with server_restarted and a response.failed event.
 	done = mustFinish(t, second, ids["fail"])
 	require.Equal(t, store.StatusFailed, done.Status)
-	require.Equal(t, string(CodeServerRestarted), done.Error.Code)
+	require.Equal(t, string(fault.ServerRestarted), done.Error.Code)
 	evs = mustEvents(t, second, b.admin, ids["fail"], -1)
 	require.Equal(t, store.EventResponseFailed, evs[len(evs)-1].Type)
 	starts, _ = cnt.starts(ids["fail"])

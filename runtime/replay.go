@@ -12,12 +12,13 @@ import (
 	"time"
 
 	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
 
 // NondeterminismError reports a workflow run that asked for something other
 // than what its journal recorded at the same step (docs/workflows.md,
-// "Determinism"). The task fails with CodeNondeterminism and this message.
+// "Determinism"). The task fails with fault.Nondeterminism and this message.
 type NondeterminismError struct {
 	// TaskID is the workflow task.
 	TaskID string
@@ -197,8 +198,8 @@ func (r *replay) ScheduleActivity(ctx context.Context, call *ActivityCommand) (i
 	}
 	digest, cerr := r.activityDigest(ctx, module, call.Function)
 	if cerr != nil {
-		var re *Error
-		if !errors.As(cerr, &re) || re.Code == CodeInternal {
+		var re *fault.Error
+		if !errors.As(cerr, &re) || re.Code == fault.Internal {
 			return 0, r.fail(cerr)
 		}
 		r.record(EventActivityScheduled, ev)
@@ -240,11 +241,11 @@ func (r *replay) activityDigest(ctx context.Context, module, function string) (s
 			continue
 		}
 		if f.Kind != store.KindActivity {
-			return "", Errorf(CodeFunctionNotFound, "%s in module %q is a %s, not an activity", function, module, f.Kind)
+			return "", fault.Errorf(fault.FunctionNotFound, "%s in module %q is a %s, not an activity", function, module, f.Kind)
 		}
 		return m.Digest, nil
 	}
-	return "", Errorf(CodeFunctionNotFound, "module %q (version %d) exports no function %q", module, m.Version, function)
+	return "", fault.Errorf(fault.FunctionNotFound, "module %q (version %d) exports no function %q", module, m.Version, function)
 }
 
 // StartTimer implements WorkflowHost. A new timer fires at the run's time

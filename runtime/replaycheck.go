@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
 
@@ -29,14 +30,14 @@ type ReplayDivergence struct {
 // the new version no longer exports, or a failure of the new version's
 // code. Nothing is recorded and no activity runs: new commands beyond a
 // journal are left pending. Running workflows stay pinned to their own
-// digest whatever this finds. It returns CodeModuleInvalid for a module the
+// digest whatever this finds. It returns fault.ModuleInvalid for a module the
 // Executor rejects.
 func (e *Engine) ModuleReplayCheck(ctx context.Context, name string, wasm []byte) ([]ReplayDivergence, error) {
 	if !store.ValidModuleName(name) {
-		return nil, paramErrorf("name", "module name %q must be 1 to 128 letters, digits, '-', '_' or '.', starting with a letter or digit", name)
+		return nil, fault.ParamErrorf("name", "module name %q must be 1 to 128 letters, digits, '-', '_' or '.', starting with a letter or digit", name)
 	}
 	if len(wasm) == 0 {
-		return nil, paramErrorf("body", "the module file is empty")
+		return nil, fault.ParamErrorf("body", "the module file is empty")
 	}
 	fns, err := e.compileFunctions(ctx, wasm)
 	if err != nil {
@@ -56,7 +57,7 @@ func (e *Engine) ModuleReplayCheck(ctx context.Context, name string, wasm []byte
 			Module: name, Statuses: []store.Status{store.StatusRunning}, Cursor: cursor, Limit: 1000,
 		})
 		if err != nil {
-			return nil, internal("list running workflows", err)
+			return nil, fault.Wrap("list running workflows", err)
 		}
 		for _, t := range ts {
 			if t.Kind != store.KindWorkflow || t.ModuleDigest == digest {
@@ -88,7 +89,7 @@ func (e *Engine) replayCheck(ctx context.Context, t *store.Task, digest string, 
 		return "", nil // finished and purged meanwhile
 	}
 	if err != nil {
-		return "", internal("read journal", err)
+		return "", fault.Wrap("read journal", err)
 	}
 	r := newReplay(e, t, j, e.now(), modeCheck)
 	call := &Call{
@@ -105,7 +106,7 @@ func (e *Engine) replayCheck(ctx context.Context, t *store.Task, digest string, 
 	case ctx.Err() != nil:
 		return "", ctx.Err()
 	case err != nil:
-		return fmt.Sprintf("the new version failed: %s: %s", ErrorCode(err), ErrorMessage(err)), nil
+		return fmt.Sprintf("the new version failed: %s: %s", fault.CodeOf(err), fault.Message(err)), nil
 	}
 	how := "returned"
 	if res.Suspended {
@@ -120,7 +121,7 @@ func (e *Engine) replayCheck(ctx context.Context, t *store.Task, digest string, 
 // ModuleDeployCheckReplay deploys a module like ModuleDeploy, after
 // ModuleReplayCheck found no running workflow of name that the new version
 // would not replay. Otherwise it deploys nothing and returns
-// CodeReplayDivergence with a message that lists the diverging tasks.
+// fault.ReplayDivergence with a message that lists the diverging tasks.
 func (e *Engine) ModuleDeployCheckReplay(ctx context.Context, name string, wasm []byte) (*store.Module, error) {
 	div, err := e.ModuleReplayCheck(ctx, name, wasm)
 	if err != nil {
@@ -131,7 +132,7 @@ func (e *Engine) ModuleDeployCheckReplay(ctx context.Context, name string, wasm 
 		for i, d := range div {
 			parts[i] = fmt.Sprintf("%s (%s): %s", d.TaskID, d.Function, d.Reason)
 		}
-		return nil, Errorf(CodeReplayDivergence, "the new version of %q would not replay %d running workflow(s); not deployed: %s",
+		return nil, fault.Errorf(fault.ReplayDivergence, "the new version of %q would not replay %d running workflow(s); not deployed: %s",
 			name, len(div), strings.Join(parts, "; "))
 	}
 	return e.ModuleDeploy(ctx, name, wasm)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
 
@@ -46,7 +47,7 @@ func TestRetention(t *testing.T) {
 		require.GreaterOrEqual(t, res.Batches, 3, "small batches")
 		for _, id := range finished {
 			_, err := e.TaskGet(t.Context(), b.admin, id)
-			require.Equal(t, CodeNotFound, ErrorCode(err))
+			require.Equal(t, fault.NotFound, fault.CodeOf(err))
 		}
 		for _, id := range []string{running.ID, queued.ID} {
 			task, err := e.TaskGet(t.Context(), b.admin, id)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
 
@@ -80,10 +81,10 @@ func nonRetryableType(p store.RetryPolicy, typ string) bool {
 // timeout, running out of memory, a failure of the host); the exceptions
 // fail every attempt the same way: a missing module or function, an invalid
 // module, a bad request or payload, a cancel, a nondeterministic workflow.
-func retryableCode(c Code) bool {
+func retryableCode(c fault.Code) bool {
 	switch c {
-	case CodeModuleNotFound, CodeFunctionNotFound, CodeModuleInvalid, CodeInvalid,
-		CodeCancelled, CodeNondeterminism, CodePayloadTooLarge:
+	case fault.ModuleNotFound, fault.FunctionNotFound, fault.ModuleInvalid, fault.Invalid,
+		fault.Cancelled, fault.Nondeterminism, fault.PayloadTooLarge:
 		return false
 	}
 	return !isCodecCode(c)
@@ -91,7 +92,7 @@ func retryableCode(c Code) bool {
 
 // isCodecCode reports whether c is one of the codec's codes: a payload that
 // is bad once is bad on every attempt.
-func isCodecCode(c Code) bool {
+func isCodecCode(c fault.Code) bool {
 	switch codec.Code(c) {
 	case codec.CodeUnsupportedPayloadCodec, codec.CodeUnsupportedPayloadSchema, codec.CodeInvalidPayloadFraming,
 		codec.CodeInvalidPayloadEnvelope, codec.CodeInvalidMapKey, codec.CodeIntegerOverflow,
@@ -105,17 +106,17 @@ func isCodecCode(c Code) bool {
 func checkRetry(p *store.RetryPolicy) error {
 	switch {
 	case p.InitialInterval < 0:
-		return paramErrorf("retry.initial_interval_ms", "must not be negative")
+		return fault.ParamErrorf("retry.initial_interval_ms", "must not be negative")
 	case p.MaximumInterval < 0:
-		return paramErrorf("retry.maximum_interval_ms", "must not be negative")
+		return fault.ParamErrorf("retry.maximum_interval_ms", "must not be negative")
 	case p.BackoffCoefficient != 0 && (p.BackoffCoefficient < 1 || math.IsNaN(p.BackoffCoefficient) || math.IsInf(p.BackoffCoefficient, 0)):
-		return paramErrorf("retry.backoff_coefficient", "must be at least 1")
+		return fault.ParamErrorf("retry.backoff_coefficient", "must be at least 1")
 	case p.MaximumAttempts < 0:
-		return paramErrorf("retry.maximum_attempts", "must not be negative")
+		return fault.ParamErrorf("retry.maximum_attempts", "must not be negative")
 	case p.TotalTimeout < 0:
-		return paramErrorf("retry.total_timeout_ms", "must not be negative")
+		return fault.ParamErrorf("retry.total_timeout_ms", "must not be negative")
 	case p.MaximumInterval > 0 && p.InitialInterval > p.MaximumInterval:
-		return paramErrorf("retry.maximum_interval_ms", "must not be below the initial interval")
+		return fault.ParamErrorf("retry.maximum_interval_ms", "must not be below the initial interval")
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
 
@@ -126,7 +127,7 @@ func TestRetry(t *testing.T) {
 		require.Len(t, claimedAt, 3)
 		for i, af := range failed {
 			require.Equal(t, i+1, af.Attempt)
-			require.Equal(t, string(CodeApplication), af.Error.Code)
+			require.Equal(t, string(fault.Application), af.Error.Code)
 			require.Equal(t, "Flaky", af.Error.Type)
 			// The retry was scheduled by the backoff (20 ms, then 40 ms, each
 			// −20% jitter) after the failed attempt started, and the next
@@ -141,13 +142,13 @@ func TestRetry(t *testing.T) {
 	t.Run("GivesUpAfterMaximumAttempts", func(t *testing.T) {
 		t.Parallel()
 		e, b := setup(t, func(context.Context, *Call) (*CallResult, error) {
-			return nil, &Error{Code: CodeTrap, Message: "unreachable executed"}
+			return nil, &fault.Error{Code: fault.Trap, Message: "unreachable executed"}
 		}, nil)
 		task := mustCreate(t, e, TaskCreateParams{Function: "work", Retry: fast(3)})
 		done := mustFinish(t, e, task.ID)
 		require.Equal(t, store.StatusFailed, done.Status)
 		require.Equal(t, 3, done.Attempt)
-		require.Equal(t, string(CodeTrap), done.Error.Code)
+		require.Equal(t, string(fault.Trap), done.Error.Code)
 		require.Equal(t, "unreachable executed", done.Error.Message)
 		require.Equal(t, 3, b.exec.callCount())
 	})
@@ -199,16 +200,16 @@ func TestRetry(t *testing.T) {
 			policy *store.RetryPolicy
 			code   string
 		}{
-			{name: "flagged by the plugin", result: &CallResult{Error: &PluginError{Type: "Invalid", Message: "bad order", NonRetryable: true}}, policy: fast(5), code: string(CodeApplication)},
+			{name: "flagged by the plugin", result: &CallResult{Error: &PluginError{Type: "Invalid", Message: "bad order", NonRetryable: true}}, policy: fast(5), code: string(fault.Application)},
 			{
 				name: "type listed by the policy", result: &CallResult{Error: &PluginError{Type: "Declined", Message: "card declined"}},
-				policy: &store.RetryPolicy{InitialInterval: 20 * time.Millisecond, MaximumAttempts: 5, NonRetryableErrorTypes: []string{"Declined"}}, code: string(CodeApplication),
+				policy: &store.RetryPolicy{InitialInterval: 20 * time.Millisecond, MaximumAttempts: 5, NonRetryableErrorTypes: []string{"Declined"}}, code: string(fault.Application),
 			},
 			{
-				name: "host code listed by the policy", err: &Error{Code: CodeMemoryLimit, Message: "out of memory"},
-				policy: &store.RetryPolicy{InitialInterval: 20 * time.Millisecond, MaximumAttempts: 5, NonRetryableErrorTypes: []string{"memory_limit"}}, code: string(CodeMemoryLimit),
+				name: "host code listed by the policy", err: &fault.Error{Code: fault.MemoryLimit, Message: "out of memory"},
+				policy: &store.RetryPolicy{InitialInterval: 20 * time.Millisecond, MaximumAttempts: 5, NonRetryableErrorTypes: []string{"memory_limit"}}, code: string(fault.MemoryLimit),
 			},
-			{name: "function missing", err: &Error{Code: CodeFunctionNotFound, Message: "no export"}, policy: fast(5), code: string(CodeFunctionNotFound)},
+			{name: "function missing", err: &fault.Error{Code: fault.FunctionNotFound, Message: "no export"}, policy: fast(5), code: string(fault.FunctionNotFound)},
 			{name: "bad output frame", result: &CallResult{Output: []byte(`{"json":true}`)}, policy: fast(5), code: "unsupported_payload_codec"},
 		}
 		for _, tc := range tests {
@@ -232,7 +233,7 @@ func TestRetry(t *testing.T) {
 		}, nil)
 		done := mustFinish(t, e, mustCreate(t, e, TaskCreateParams{Function: "work"}).ID)
 		require.Equal(t, &store.TaskError{
-			Code: string(CodeApplication), Message: "card declined", Type: "Declined", NonRetryable: true,
+			Code: string(fault.Application), Message: "card declined", Type: "Declined", NonRetryable: true,
 			Details: store.Payload{Codec: "avro", Data: details},
 		}, done.Error)
 	})
@@ -256,7 +257,7 @@ func TestTimeout(t *testing.T) {
 		})
 		done := mustFinish(t, e, task.ID)
 		require.Equal(t, store.StatusFailed, done.Status)
-		require.Equal(t, string(CodeTimeout), done.Error.Code)
+		require.Equal(t, string(fault.Timeout), done.Error.Code)
 		require.Equal(t, 2, done.Attempt, "an attempt timeout is retried")
 		require.Equal(t, 2, b.exec.callCount())
 	})
@@ -297,7 +298,7 @@ func TestTotalTimeout(t *testing.T) {
 		})
 		done := mustFinish(t, e, task.ID)
 		require.Equal(t, store.StatusFailed, done.Status)
-		require.Equal(t, string(CodeTimeout), done.Error.Code)
+		require.Equal(t, string(fault.Timeout), done.Error.Code)
 		require.True(t, done.Error.NonRetryable)
 		require.Equal(t, 1, done.Attempt, "no time is left for a retry")
 		require.Equal(t, 1, b.exec.callCount())
@@ -313,7 +314,7 @@ func TestTotalTimeout(t *testing.T) {
 		})
 		done := mustFinish(t, e, task.ID)
 		require.Equal(t, store.StatusFailed, done.Status)
-		require.Equal(t, string(CodeTimeout), done.Error.Code)
+		require.Equal(t, string(fault.Timeout), done.Error.Code)
 		require.Less(t, done.Attempt, 50)
 		// The last claim may come after the deadline, which then ends the
 		// task before its call.
@@ -338,7 +339,7 @@ func TestTotalTimeout(t *testing.T) {
 		mustFinish(t, e, blocker.ID)
 		done := mustFinish(t, e, late.ID)
 		require.Equal(t, store.StatusFailed, done.Status)
-		require.Equal(t, string(CodeTimeout), done.Error.Code)
+		require.Equal(t, string(fault.Timeout), done.Error.Code)
 		require.Equal(t, 1, b.exec.callCount(), "the late task never ran")
 	})
 
@@ -346,8 +347,8 @@ func TestTotalTimeout(t *testing.T) {
 		t.Parallel()
 		e, _ := setup(t, sleepy, nil)
 		_, err := e.TaskCreate(t.Context(), &TaskCreateParams{Module: "test", Function: "work", Retry: &store.RetryPolicy{TotalTimeout: -1}})
-		require.Equal(t, CodeInvalid, ErrorCode(err))
-		require.Equal(t, "retry.total_timeout_ms", ErrorParam(err))
+		require.Equal(t, fault.Invalid, fault.CodeOf(err))
+		require.Equal(t, "retry.total_timeout_ms", fault.Param(err))
 	})
 
 	t.Run("Persisted", func(t *testing.T) {
@@ -365,19 +366,19 @@ func TestTotalTimeout(t *testing.T) {
 func TestRetryableCodes(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		code Code
+		code fault.Code
 		want bool
 	}{
-		{CodeTrap, true},
-		{CodeTimeout, true},
-		{CodeMemoryLimit, true},
-		{CodeInternal, true},
-		{CodeFunctionNotFound, false},
-		{CodeModuleNotFound, false},
-		{CodeModuleInvalid, false},
-		{Code("invalid_payload_framing"), false},
-		{CodeCancelled, false},
-		{Code("exited"), true},
+		{fault.Trap, true},
+		{fault.Timeout, true},
+		{fault.MemoryLimit, true},
+		{fault.Internal, true},
+		{fault.FunctionNotFound, false},
+		{fault.ModuleNotFound, false},
+		{fault.ModuleInvalid, false},
+		{fault.Code("invalid_payload_framing"), false},
+		{fault.Cancelled, false},
+		{fault.Code("exited"), true},
 	}
 	for _, tc := range tests {
 		t.Run(string(tc.code), func(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 )
 
 // RetryAfter is the cause of an error that the caller may retry once the
-// delay has passed, such as CodeRateLimited and CodeIdempotencyKeyInFlight.
+// delay has passed, such as fault.RateLimited and fault.IdempotencyKeyInFlight.
 // The HTTP API sends it as the Retry-After header.
 type RetryAfter time.Duration
 

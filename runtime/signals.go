@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"sync"
+
+	"github.com/weft-run/weft/runtime/fault"
 )
 
 // signalBudget counts, per workflow, the signals it holds that no wait
@@ -114,21 +116,21 @@ func (e *Engine) admitSignal(ctx context.Context, ps *pendingSignals, id string,
 	if !ps.loaded {
 		t, err := e.store.TaskGet(ctx, id)
 		if err != nil {
-			return internal("get task", err)
+			return fault.Wrap("get task", err)
 		}
 		j, err := e.readJournal(ctx, t)
 		if err != nil {
-			return internal("read journal", err)
+			return fault.Wrap("read journal", err)
 		}
 		n, b := pendingOf(j)
 		ps.settle(j.lastSeq, n, b)
 	}
 	n, b := ps.totals()
 	if n+1 > e.cfg.MaxPendingSignals {
-		return Errorf(CodeSignalLimitExceeded, "task %s holds %d signals that no wait consumed yet, the most it may; retry once it consumed some", id, n)
+		return fault.Errorf(fault.SignalLimitExceeded, "task %s holds %d signals that no wait consumed yet, the most it may; retry once it consumed some", id, n)
 	}
 	if b+size > e.cfg.MaxPendingSignalBytes {
-		return Errorf(CodeSignalLimitExceeded, "task %s holds %d bytes of signals that no wait consumed yet; this one would pass the limit of %d bytes", id, b, e.cfg.MaxPendingSignalBytes)
+		return fault.Errorf(fault.SignalLimitExceeded, "task %s holds %d bytes of signals that no wait consumed yet; this one would pass the limit of %d bytes", id, b, e.cfg.MaxPendingSignalBytes)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
 
@@ -77,9 +78,9 @@ type IdempotencyReply struct {
 
 // TaskCreate validates p, persists a queued task and its response.created
 // event in one transaction, and wakes a worker. It returns only after the
-// commit (persistence §11.2: persist before 202). It returns CodeInvalid
-// (with Param) for bad params, CodeModuleNotFound, CodeFunctionNotFound, a
-// codec code for a bad input envelope, and CodeUnavailable when the engine
+// commit (persistence §11.2: persist before 202). It returns fault.Invalid
+// (with Param) for bad params, fault.ModuleNotFound, fault.FunctionNotFound, a
+// codec code for a bad input envelope, and fault.Unavailable when the engine
 // is not open.
 func (e *Engine) TaskCreate(ctx context.Context, p *TaskCreateParams) (*store.Task, error) {
 	ip, err := e.taskInsertParams(ctx, p)
@@ -88,12 +89,12 @@ func (e *Engine) TaskCreate(ctx context.Context, p *TaskCreateParams) (*store.Ta
 	}
 	if r := p.Idempotency; r != nil {
 		if r.Key == "" || r.StatusCode == 0 || r.Body == nil {
-			return nil, Errorf(CodeInvalid, "an idempotency reply needs a key, a status and a body")
+			return nil, fault.Errorf(fault.Invalid, "an idempotency reply needs a key, a status and a body")
 		}
 		ip.ID = store.NewID(store.TaskIDPrefix)
 		body, err := r.Body(provisionalTask(ip, e.now()))
 		if err != nil {
-			return nil, internal("render idempotent reply", err)
+			return nil, fault.Wrap("render idempotent reply", err)
 		}
 		ip.Idempotency = &store.IdempotencyKeyCompleteParams{
 			ClientID: p.ClientID, Key: r.Key, StatusCode: r.StatusCode, Body: body,
@@ -102,7 +103,7 @@ func (e *Engine) TaskCreate(ctx context.Context, p *TaskCreateParams) (*store.Ta
 	t, err := e.taskInsert(ctx, ip)
 	if p.Idempotency != nil {
 		if err != nil && errors.Is(err, store.ErrNotFound) {
-			return nil, Errorf(CodeConflict, "idempotency key %q is not in flight", p.Idempotency.Key)
+			return nil, fault.Errorf(fault.Conflict, "idempotency key %q is not in flight", p.Idempotency.Key)
 		}
 		if err == nil {
 			e.keys.drop(p.ClientID, p.Idempotency.Key) // completed with the insert
@@ -132,19 +133,19 @@ func (e *Engine) taskInsertParams(ctx context.Context, p *TaskCreateParams) (*st
 		return nil, err
 	}
 	if p.Module == "" {
-		return nil, paramErrorf("module", "module is required")
+		return nil, fault.ParamErrorf("module", "module is required")
 	}
 	if p.Function == "" {
-		return nil, paramErrorf("function", "function is required")
+		return nil, fault.ParamErrorf("function", "function is required")
 	}
 	if p.OnRestart != "" && !p.OnRestart.Valid() {
-		return nil, paramErrorf("on_restart", "on_restart must be fail, retry or resume, not %q", p.OnRestart)
+		return nil, fault.ParamErrorf("on_restart", "on_restart must be fail, retry or resume, not %q", p.OnRestart)
 	}
 	if p.TimeoutMS < 0 {
-		return nil, paramErrorf("timeout_ms", "timeout_ms must not be negative")
+		return nil, fault.ParamErrorf("timeout_ms", "timeout_ms must not be negative")
 	}
 	if p.MemoryLimitBytes < 0 || p.MemoryLimitBytes > MaxMemoryLimit {
-		return nil, paramErrorf("memory_limit_bytes", "memory_limit_bytes must be between 0 and %d", int64(MaxMemoryLimit))
+		return nil, fault.ParamErrorf("memory_limit_bytes", "memory_limit_bytes must be between 0 and %d", int64(MaxMemoryLimit))
 	}
 	if err := e.checkMemoryLimit(p); err != nil {
 		return nil, err
@@ -172,8 +173,8 @@ func (e *Engine) taskInsertParams(ctx context.Context, p *TaskCreateParams) (*st
 		}
 	}
 	if kind == "" {
-		return nil, &Error{
-			Code: CodeFunctionNotFound, Param: "function",
+		return nil, &fault.Error{
+			Code: fault.FunctionNotFound, Param: "function",
 			Message: fmt.Sprintf("module %q (version %d) exports no function %q", m.Name, m.Version, p.Function),
 		}
 	}
@@ -213,7 +214,7 @@ func defaultOnRestart(kind store.Kind) store.OnRestart {
 
 // checkMemoryLimit refuses a memory limit that could never be admitted
 // (above the whole memory budget) or that the caller may not ask for
-// (above the client ceiling), with CodeMemoryLimitTooHigh.
+// (above the client ceiling), with fault.MemoryLimitTooHigh.
 func (e *Engine) checkMemoryLimit(p *TaskCreateParams) error {
 	limit := e.adm.limitOf(p.MemoryLimitBytes)
 	ceiling := e.cfg.ClientMemoryLimit
@@ -221,11 +222,11 @@ func (e *Engine) checkMemoryLimit(p *TaskCreateParams) error {
 		ceiling = p.ClientMemoryLimit
 	}
 	if !p.Admin && p.MemoryLimitBytes > ceiling {
-		return &Error{Code: CodeMemoryLimitTooHigh, Param: "memory_limit_bytes", Message: fmt.Sprintf(
+		return &fault.Error{Code: fault.MemoryLimitTooHigh, Param: "memory_limit_bytes", Message: fmt.Sprintf(
 			"memory_limit_bytes %d exceeds this client's ceiling of %d bytes", p.MemoryLimitBytes, ceiling)}
 	}
 	if !e.adm.fits(p.MemoryLimitBytes) {
-		return &Error{Code: CodeMemoryLimitTooHigh, Param: "memory_limit_bytes", Message: fmt.Sprintf(
+		return &fault.Error{Code: fault.MemoryLimitTooHigh, Param: "memory_limit_bytes", Message: fmt.Sprintf(
 			"memory_limit_bytes %d exceeds the daemon's memory budget of %d bytes", limit, e.cfg.MemoryBudget)}
 	}
 	return nil
@@ -253,7 +254,7 @@ func inputPayload(env codec.Envelope) (store.Payload, error) {
 		err = codec.ValidateFrame(frame, codec.DefaultLimits)
 	}
 	if err != nil {
-		return store.Payload{}, &Error{Code: ErrorCode(err), Param: "input", Message: ErrorMessage(err)}
+		return store.Payload{}, &fault.Error{Code: fault.CodeOf(err), Param: "input", Message: fault.Message(err)}
 	}
 	return store.Payload{Codec: codec.CodecAvro, Data: frame}, nil
 }
@@ -282,7 +283,7 @@ func (e *Engine) taskInsert(ctx context.Context, ip *store.TaskInsertParams) (*s
 			e.adm.release(tk)
 			e.sched.free <- struct{}{}
 		}
-		return nil, &Error{Code: CodeInternal, Err: fmt.Errorf("create task: %w", err)}
+		return nil, &fault.Error{Code: fault.Internal, Err: fmt.Errorf("create task: %w", err)}
 	}
 	if ip.Start {
 		e.sched.work <- workItem{task: t, resumed: true, fresh: true}
@@ -312,7 +313,7 @@ func (e *Engine) TaskRun(ctx context.Context, p *TaskCreateParams) (*store.Respo
 	defer stop()
 	if _, err := e.taskInsert(ctx, ip); err != nil {
 		if p.IdempotencyKey != "" && errors.Is(err, store.ErrNotFound) {
-			return nil, Errorf(CodeConflict, "idempotency key %q is not in flight", p.IdempotencyKey)
+			return nil, fault.Errorf(fault.Conflict, "idempotency key %q is not in flight", p.IdempotencyKey)
 		}
 		return nil, err
 	}
@@ -324,8 +325,8 @@ func (e *Engine) TaskRun(ctx context.Context, p *TaskCreateParams) (*store.Respo
 // /v1/responses whose task was committed before a crash. When ctx ends
 // first it returns ctx's error and the task goes on. It needs the
 // tasks:write scope (that of the request it answers) or tasks:read, and
-// returns CodeNotFound for a task the caller may not see and
-// CodeUnavailable when the engine is not open.
+// returns fault.NotFound for a task the caller may not see and
+// fault.Unavailable when the engine is not open.
 func (e *Engine) TaskWait(ctx context.Context, who *Principal, id string) (*store.Response, error) {
 	if err := e.checkOpen(); err != nil {
 		return nil, err
@@ -344,7 +345,7 @@ func (e *Engine) TaskWait(ctx context.Context, who *Principal, id string) (*stor
 	if t.Status.IsTerminal() {
 		r, err := e.store.ResponseGet(ctx, t.ResponseID())
 		if err != nil {
-			return nil, internal("get response", err)
+			return nil, fault.Wrap("get response", err)
 		}
 		return r, nil
 	}
@@ -372,12 +373,12 @@ func (e *Engine) waitTask(ctx context.Context, id string, ended <-chan struct{})
 		}
 		t, err := e.store.TaskGet(ctx, id)
 		if err != nil {
-			return nil, internal("get task", err)
+			return nil, fault.Wrap("get task", err)
 		}
 		if t.Status.IsTerminal() {
 			r, err := e.store.ResponseGet(ctx, t.ResponseID())
 			if err != nil {
-				return nil, internal("get response", err)
+				return nil, fault.Wrap("get response", err)
 			}
 			return r, nil
 		}
@@ -385,7 +386,7 @@ func (e *Engine) waitTask(ctx context.Context, id string, ended <-chan struct{})
 }
 
 // TaskGet returns a task the caller may see. Another client's task is
-// CodeNotFound, as is an unknown id; the caller needs the tasks:read scope.
+// fault.NotFound, as is an unknown id; the caller needs the tasks:read scope.
 func (e *Engine) TaskGet(ctx context.Context, who *Principal, id string) (*store.Task, error) {
 	if err := who.Require(ScopeTasksRead); err != nil {
 		return nil, err
@@ -396,17 +397,17 @@ func (e *Engine) TaskGet(ctx context.Context, who *Principal, id string) (*store
 // visibleTask reads task id and hides it from a caller who does not own it.
 func (e *Engine) visibleTask(ctx context.Context, who *Principal, id string) (*store.Task, error) {
 	if store.CheckID(store.TaskIDPrefix, id) != nil {
-		return nil, Errorf(CodeNotFound, "task %q not found", id)
+		return nil, fault.Errorf(fault.NotFound, "task %q not found", id)
 	}
 	t, err := e.store.TaskGet(ctx, id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return nil, Errorf(CodeNotFound, "task %q not found", id)
+		return nil, fault.Errorf(fault.NotFound, "task %q not found", id)
 	case err != nil:
-		return nil, internal("get task", err)
+		return nil, fault.Wrap("get task", err)
 	}
 	if !who.owns(t.OwnerClientID) {
-		return nil, Errorf(CodeNotFound, "task %q not found", id)
+		return nil, fault.Errorf(fault.NotFound, "task %q not found", id)
 	}
 	return t, nil
 }
@@ -435,7 +436,7 @@ const maxNameFilter = 256
 
 // TaskList returns one page of the tasks the caller may see, newest first,
 // and the cursor of the next page ("" on the last page). It needs the
-// tasks:read scope and returns CodeInvalid for an unknown status.
+// tasks:read scope and returns fault.Invalid for an unknown status.
 func (e *Engine) TaskList(ctx context.Context, who *Principal, p *TaskListParams) ([]*store.Task, string, error) {
 	if err := who.Require(ScopeTasksRead); err != nil {
 		return nil, "", err
@@ -447,19 +448,19 @@ func (e *Engine) TaskList(ctx context.Context, who *Principal, p *TaskListParams
 	if p.Status != "" {
 		s, err := store.ParseStatus(p.Status)
 		if err != nil {
-			return nil, "", paramErrorf("status", "unknown task status %q", p.Status)
+			return nil, "", fault.ParamErrorf("status", "unknown task status %q", p.Status)
 		}
 		lp.Statuses = []store.Status{s}
 	}
 	if lp.Cursor != "" && store.CheckID(store.TaskIDPrefix, lp.Cursor) != nil {
-		return nil, "", paramErrorf("cursor", "invalid cursor %q", lp.Cursor)
+		return nil, "", fault.ParamErrorf("cursor", "invalid cursor %q", lp.Cursor)
 	}
 	if p.ParentTaskID != "" && store.CheckID(store.TaskIDPrefix, p.ParentTaskID) != nil {
-		return nil, "", paramErrorf("parent_task_id", "invalid task id %q", p.ParentTaskID)
+		return nil, "", fault.ParamErrorf("parent_task_id", "invalid task id %q", p.ParentTaskID)
 	}
 	for _, f := range []struct{ name, value string }{{"module", p.Module}, {"function", p.Function}} {
 		if len(f.value) > maxNameFilter {
-			return nil, "", paramErrorf(f.name, "%s is longer than %d bytes", f.name, maxNameFilter)
+			return nil, "", fault.ParamErrorf(f.name, "%s is longer than %d bytes", f.name, maxNameFilter)
 		}
 	}
 	lp.Module, lp.Function, lp.ParentTaskID = p.Module, p.Function, p.ParentTaskID
@@ -473,7 +474,7 @@ func (e *Engine) TaskList(ctx context.Context, who *Principal, p *TaskListParams
 	lp.Limit++ // one more tells whether there is a next page
 	ts, err := e.store.TaskList(ctx, lp)
 	if err != nil {
-		return nil, "", internal("list tasks", err)
+		return nil, "", fault.Wrap("list tasks", err)
 	}
 	next := ""
 	if len(ts) > limit {
@@ -500,13 +501,13 @@ func (e *Engine) TaskCancel(ctx context.Context, who *Principal, id string) (*st
 		return t, nil
 	}
 	if t.ParentTaskID != "" {
-		return nil, Errorf(CodeConflict, "task %s is an activity of workflow %s; cancel the workflow instead", id, t.ParentTaskID)
+		return nil, fault.Errorf(fault.Conflict, "task %s is an activity of workflow %s; cancel the workflow instead", id, t.ParentTaskID)
 	}
 	start := time.Now()
 	t, changed, err := e.store.TaskCancel(ctx, id)
 	e.metrics.observeWrite("task_cancel", time.Since(start))
 	if err != nil {
-		return nil, internal("cancel task", err)
+		return nil, fault.Wrap("cancel task", err)
 	}
 	if changed && t.Status == store.StatusCancelled {
 		e.taskFinished(t)
@@ -537,7 +538,7 @@ type signalPayload struct {
 // TaskSignal delivers a named signal with a value to an unfinished workflow
 // task: it is appended to the task's log, in order, exactly once, and wakes
 // the workflow. It needs the tasks:write scope and returns
-// CodeSignalTargetFinished for a finished task and CodeInvalid for an
+// fault.SignalTargetFinished for a finished task and fault.Invalid for an
 // activity task, a bad name or payload.
 func (e *Engine) TaskSignal(ctx context.Context, who *Principal, id, name string, payload codec.Envelope) error {
 	return e.signal(ctx, who, id, name, payload, nil)
@@ -547,10 +548,10 @@ func (e *Engine) TaskSignal(ctx context.Context, who *Principal, id, name string
 // idempotency key (from IdempotencyBegin): the key is completed with
 // status and body in the transaction that appends the signal, so that no
 // crash lets a retry with the key deliver the signal twice. It returns
-// CodeConflict when the key is not in flight.
+// fault.Conflict when the key is not in flight.
 func (e *Engine) TaskSignalIdempotent(ctx context.Context, who *Principal, id, name string, payload codec.Envelope, key string, status int, body []byte) error {
 	if key == "" || status == 0 {
-		return Errorf(CodeInvalid, "an idempotent signal needs a key and a status")
+		return fault.Errorf(fault.Invalid, "an idempotent signal needs a key and a status")
 	}
 	err := e.signal(ctx, who, id, name, payload, &store.IdempotencyKeyCompleteParams{
 		ClientID: who.ClientID, Key: key, StatusCode: status, Body: body,
@@ -567,21 +568,21 @@ func (e *Engine) signal(ctx context.Context, who *Principal, id, name string, pa
 		return err
 	}
 	if name == "" || len(name) > 256 {
-		return paramErrorf("name", "signal name must be 1 to 256 characters")
+		return fault.ParamErrorf("name", "signal name must be 1 to 256 characters")
 	}
 	t, err := e.visibleTask(ctx, who, id)
 	if err != nil {
 		return err
 	}
 	if t.Status.IsTerminal() {
-		return Errorf(CodeSignalTargetFinished, "task %s is %s and receives no more signals", id, t.Status)
+		return fault.Errorf(fault.SignalTargetFinished, "task %s is %s and receives no more signals", id, t.Status)
 	}
 	if t.Kind != store.KindWorkflow {
-		return Errorf(CodeInvalid, "task %s is an activity; only workflow tasks receive signals", id)
+		return fault.Errorf(fault.Invalid, "task %s is an activity; only workflow tasks receive signals", id)
 	}
 	value, err := inputPayload(payload)
 	if err != nil {
-		var re *Error
+		var re *fault.Error
 		if errors.As(err, &re) {
 			re.Param = "payload"
 		}
@@ -589,7 +590,7 @@ func (e *Engine) signal(ctx context.Context, who *Principal, id, name string, pa
 	}
 	doc, err := json.Marshal(signalPayload{Name: name, Payload: value})
 	if err != nil {
-		return internal("signal payload", err)
+		return fault.Wrap("signal payload", err)
 	}
 	// The signals no wait consumed yet are bounded; the check and the
 	// append are one step per workflow.
@@ -610,11 +611,11 @@ func (e *Engine) signal(ctx context.Context, who *Principal, id, name string, pa
 	switch {
 	case errors.Is(err, store.ErrTaskFinished):
 		e.signals.drop(id)
-		return Errorf(CodeSignalTargetFinished, "task %s finished and receives no more signals", id)
+		return fault.Errorf(fault.SignalTargetFinished, "task %s finished and receives no more signals", id)
 	case idem != nil && errors.Is(err, store.ErrNotFound):
-		return Errorf(CodeConflict, "idempotency key %q is not in flight", idem.Key)
+		return fault.Errorf(fault.Conflict, "idempotency key %q is not in flight", idem.Key)
 	case err != nil:
-		return internal("signal task", err)
+		return fault.Wrap("signal task", err)
 	}
 	e.wf.markDue()
 	e.sched.notify()
@@ -622,32 +623,32 @@ func (e *Engine) signal(ctx context.Context, who *Principal, id, name string, pa
 }
 
 // ResponseGet returns the response of a finished task the caller may see
-// (GET /v1/responses/{id}). It returns CodeTaskNotFinished while the task
-// runs and CodeNotFound for an unknown id or another client's response; it
+// (GET /v1/responses/{id}). It returns fault.TaskNotFinished while the task
+// runs and fault.NotFound for an unknown id or another client's response; it
 // needs the tasks:read scope.
 func (e *Engine) ResponseGet(ctx context.Context, who *Principal, id string) (*store.Response, error) {
 	if err := who.Require(ScopeTasksRead); err != nil {
 		return nil, err
 	}
 	if store.CheckID(store.ResponseIDPrefix, id) != nil {
-		return nil, Errorf(CodeNotFound, "response %q not found", id)
+		return nil, fault.Errorf(fault.NotFound, "response %q not found", id)
 	}
 	r, err := e.store.ResponseGet(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		t, terr := e.visibleTask(ctx, who, store.TaskIDFor(id))
 		if terr != nil {
-			return nil, Errorf(CodeNotFound, "response %q not found", id)
+			return nil, fault.Errorf(fault.NotFound, "response %q not found", id)
 		}
 		if !t.Status.IsTerminal() {
-			return nil, Errorf(CodeTaskNotFinished, "task %s is %s; its response is not ready", t.ID, t.Status)
+			return nil, fault.Errorf(fault.TaskNotFinished, "task %s is %s; its response is not ready", t.ID, t.Status)
 		}
-		return nil, Errorf(CodeNotFound, "response %q not found", id)
+		return nil, fault.Errorf(fault.NotFound, "response %q not found", id)
 	}
 	if err != nil {
-		return nil, internal("get response", err)
+		return nil, fault.Wrap("get response", err)
 	}
 	if !who.owns(r.OwnerClientID) {
-		return nil, Errorf(CodeNotFound, "response %q not found", id)
+		return nil, fault.Errorf(fault.NotFound, "response %q not found", id)
 	}
 	return r, nil
 }

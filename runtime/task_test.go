@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
 
@@ -117,26 +118,26 @@ func TestTask(t *testing.T) {
 		tests := []struct {
 			name  string
 			p     TaskCreateParams
-			code  Code
+			code  fault.Code
 			param string
 		}{
-			{name: "no module", p: TaskCreateParams{Function: "echo"}, code: CodeInvalid, param: "module"},
-			{name: "no function", p: TaskCreateParams{Module: "test"}, code: CodeInvalid, param: "function"},
-			{name: "unknown module", p: TaskCreateParams{Module: "nope", Function: "echo"}, code: CodeModuleNotFound},
-			{name: "unknown function", p: TaskCreateParams{Module: "test", Function: "nope"}, code: CodeFunctionNotFound, param: "function"},
-			{name: "bad policy", p: TaskCreateParams{Module: "test", Function: "echo", OnRestart: "later"}, code: CodeInvalid, param: "on_restart"},
-			{name: "negative timeout", p: TaskCreateParams{Module: "test", Function: "echo", TimeoutMS: -1}, code: CodeInvalid, param: "timeout_ms"},
-			{name: "bad coefficient", p: TaskCreateParams{Module: "test", Function: "echo", Retry: &store.RetryPolicy{BackoffCoefficient: 0.5}}, code: CodeInvalid, param: "retry.backoff_coefficient"},
-			{name: "json codec", p: TaskCreateParams{Module: "test", Function: "echo", Input: codec.Envelope{Codec: "json", Blob: good.Blob}}, code: Code(codec.CodeUnsupportedPayloadCodec), param: "input"},
-			{name: "bad base64", p: TaskCreateParams{Module: "test", Function: "echo", Input: codec.Envelope{Codec: "avro", Blob: "!!"}}, code: Code(codec.CodeInvalidPayloadFraming), param: "input"},
-			{name: "bad fingerprint", p: TaskCreateParams{Module: "test", Function: "echo", Input: codec.EnvelopeOf([]byte("\xc3\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00"))}, code: Code(codec.CodeUnsupportedPayloadSchema), param: "input"},
+			{name: "no module", p: TaskCreateParams{Function: "echo"}, code: fault.Invalid, param: "module"},
+			{name: "no function", p: TaskCreateParams{Module: "test"}, code: fault.Invalid, param: "function"},
+			{name: "unknown module", p: TaskCreateParams{Module: "nope", Function: "echo"}, code: fault.ModuleNotFound},
+			{name: "unknown function", p: TaskCreateParams{Module: "test", Function: "nope"}, code: fault.FunctionNotFound, param: "function"},
+			{name: "bad policy", p: TaskCreateParams{Module: "test", Function: "echo", OnRestart: "later"}, code: fault.Invalid, param: "on_restart"},
+			{name: "negative timeout", p: TaskCreateParams{Module: "test", Function: "echo", TimeoutMS: -1}, code: fault.Invalid, param: "timeout_ms"},
+			{name: "bad coefficient", p: TaskCreateParams{Module: "test", Function: "echo", Retry: &store.RetryPolicy{BackoffCoefficient: 0.5}}, code: fault.Invalid, param: "retry.backoff_coefficient"},
+			{name: "json codec", p: TaskCreateParams{Module: "test", Function: "echo", Input: codec.Envelope{Codec: "json", Blob: good.Blob}}, code: fault.Code(codec.CodeUnsupportedPayloadCodec), param: "input"},
+			{name: "bad base64", p: TaskCreateParams{Module: "test", Function: "echo", Input: codec.Envelope{Codec: "avro", Blob: "!!"}}, code: fault.Code(codec.CodeInvalidPayloadFraming), param: "input"},
+			{name: "bad fingerprint", p: TaskCreateParams{Module: "test", Function: "echo", Input: codec.EnvelopeOf([]byte("\xc3\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00"))}, code: fault.Code(codec.CodeUnsupportedPayloadSchema), param: "input"},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
 				_, err := e.TaskCreate(t.Context(), &tc.p)
 				require.Error(t, err)
-				require.Equal(t, tc.code, ErrorCode(err), "%v", err)
-				require.Equal(t, tc.param, ErrorParam(err))
+				require.Equal(t, tc.code, fault.CodeOf(err), "%v", err)
+				require.Equal(t, tc.param, fault.Param(err))
 			})
 		}
 	})
@@ -162,7 +163,7 @@ func TestTask(t *testing.T) {
 			"unknown":  func() error { _, err := e.TaskGet(t.Context(), alice, store.NewID(store.TaskIDPrefix)); return err },
 			"bad id":   func() error { _, err := e.TaskGet(t.Context(), alice, "../etc/passwd"); return err },
 		} {
-			require.Equal(t, CodeNotFound, ErrorCode(op()), name)
+			require.Equal(t, fault.NotFound, fault.CodeOf(op()), name)
 		}
 
 		other := mustCreate(t, e, TaskCreateParams{ClientID: bob.ClientID, Function: "echo"})
@@ -235,7 +236,7 @@ func TestTask(t *testing.T) {
 		}
 		require.Equal(t, []string{ids[4], ids[3], ids[2], ids[1], ids[0]}, seen)
 		_, _, err := e.TaskList(t.Context(), b.admin, &TaskListParams{Status: "sleeping"})
-		require.Equal(t, CodeInvalid, ErrorCode(err))
+		require.Equal(t, fault.Invalid, fault.CodeOf(err))
 	})
 
 	t.Run("ResponseOfUnfinishedTask", func(t *testing.T) {
@@ -247,7 +248,7 @@ func TestTask(t *testing.T) {
 		}, nil)
 		task := mustCreate(t, e, TaskCreateParams{Function: "work"})
 		_, err := e.ResponseGet(t.Context(), b.admin, task.ResponseID())
-		require.Equal(t, CodeTaskNotFinished, ErrorCode(err))
+		require.Equal(t, fault.TaskNotFinished, fault.CodeOf(err))
 		close(release)
 		mustFinish(t, e, task.ID)
 		_, err = e.ResponseGet(t.Context(), b.admin, task.ResponseID())
@@ -260,7 +261,7 @@ func TestTask(t *testing.T) {
 		require.NoError(t, e.Close(t.Context()))
 		require.NoError(t, e.Close(t.Context()), "Close is idempotent")
 		_, err := e.TaskCreate(t.Context(), &TaskCreateParams{Module: "test", Function: "echo"})
-		require.Equal(t, CodeUnavailable, ErrorCode(err))
+		require.Equal(t, fault.Unavailable, fault.CodeOf(err))
 		require.False(t, e.Ready())
 	})
 }
@@ -298,10 +299,10 @@ func TestModule(t *testing.T) {
 
 		require.NoError(t, e.ModuleDelete(t.Context(), "test"))
 		_, err = e.ModuleGet(t.Context(), "test")
-		require.Equal(t, CodeModuleNotFound, ErrorCode(err))
-		require.Equal(t, CodeModuleNotFound, ErrorCode(e.ModuleDelete(t.Context(), "test")))
+		require.Equal(t, fault.ModuleNotFound, fault.CodeOf(err))
+		require.Equal(t, fault.ModuleNotFound, fault.CodeOf(e.ModuleDelete(t.Context(), "test")))
 		_, err = e.TaskCreate(t.Context(), &TaskCreateParams{Module: "test", Function: "echo"})
-		require.Equal(t, CodeModuleNotFound, ErrorCode(err))
+		require.Equal(t, fault.ModuleNotFound, fault.CodeOf(err))
 	})
 
 	t.Run("TaskStaysPinned", func(t *testing.T) {
@@ -333,26 +334,26 @@ func TestModule(t *testing.T) {
 			case "twice":
 				return &ModuleInfo{Functions: []Function{{Name: "f", Kind: "activity"}, {Name: "f", Kind: "activity"}}}, nil
 			}
-			return nil, Errorf(CodeModuleInvalid, "invalid_module: magic header not detected")
+			return nil, fault.Errorf(fault.ModuleInvalid, "invalid_module: magic header not detected")
 		}
 		tests := []struct {
 			name, module, wasm string
-			code               Code
+			code               fault.Code
 		}{
-			{name: "not wasm", module: "m", wasm: "hello", code: CodeModuleInvalid},
-			{name: "bad kind", module: "m", wasm: "bad kind", code: CodeModuleInvalid},
-			{name: "function twice", module: "m", wasm: "twice", code: CodeModuleInvalid},
-			{name: "empty", module: "m", wasm: "", code: CodeInvalid},
-			{name: "bad name", module: "../m", wasm: "hello", code: CodeInvalid},
+			{name: "not wasm", module: "m", wasm: "hello", code: fault.ModuleInvalid},
+			{name: "bad kind", module: "m", wasm: "bad kind", code: fault.ModuleInvalid},
+			{name: "function twice", module: "m", wasm: "twice", code: fault.ModuleInvalid},
+			{name: "empty", module: "m", wasm: "", code: fault.Invalid},
+			{name: "bad name", module: "../m", wasm: "hello", code: fault.Invalid},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
 				_, err := e.ModuleDeploy(t.Context(), tc.module, []byte(tc.wasm))
-				require.Equal(t, tc.code, ErrorCode(err), "%v", err)
+				require.Equal(t, tc.code, fault.CodeOf(err), "%v", err)
 			})
 		}
 		_, err := e.ModuleGet(t.Context(), "m")
-		require.Equal(t, CodeModuleNotFound, ErrorCode(err))
+		require.Equal(t, fault.ModuleNotFound, fault.CodeOf(err))
 	})
 
 	t.Run("MissingFileFailsTheTask", func(t *testing.T) {
@@ -370,7 +371,7 @@ func TestModule(t *testing.T) {
 		require.NoError(t, err)
 		done := mustFinish(t, e, task.ID)
 		require.Equal(t, store.StatusFailed, done.Status)
-		require.Equal(t, string(CodeModuleNotFound), done.Error.Code)
+		require.Equal(t, string(fault.ModuleNotFound), done.Error.Code)
 		require.Zero(t, b.exec.callCount())
 	})
 
@@ -395,7 +396,7 @@ func TestModule(t *testing.T) {
 		require.NoError(t, err)
 		done := mustFinish(t, e, task.ID)
 		require.Equal(t, store.StatusFailed, done.Status)
-		require.Equal(t, string(CodeModuleInvalid), done.Error.Code)
+		require.Equal(t, string(fault.ModuleInvalid), done.Error.Code)
 		require.Zero(t, b.exec.callCount())
 		b.exec.mu.Lock()
 		defer b.exec.mu.Unlock()

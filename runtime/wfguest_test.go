@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
 
@@ -161,7 +162,7 @@ func (x *guestExecutor) Compile(_ context.Context, wasm []byte) (*ModuleInfo, er
 	g, ok := x.byDigest[Digest(wasm)]
 	x.mu.Unlock()
 	if !ok {
-		return nil, Errorf(CodeModuleInvalid, "unknown test module")
+		return nil, fault.Errorf(fault.ModuleInvalid, "unknown test module")
 	}
 	info := &ModuleInfo{}
 	for name := range g.workflows {
@@ -178,7 +179,7 @@ func (x *guestExecutor) Call(ctx context.Context, call *Call) (res *CallResult, 
 	g, ok := x.byDigest[call.Digest]
 	x.mu.Unlock()
 	if !ok {
-		return nil, Errorf(CodeModuleNotFound, "no module %s", call.Digest)
+		return nil, fault.Errorf(fault.ModuleNotFound, "no module %s", call.Digest)
 	}
 	in, derr := codec.DecodeFrame(call.Input)
 	if derr != nil {
@@ -203,16 +204,16 @@ func (x *guestExecutor) Call(ctx context.Context, call *Call) (res *CallResult, 
 		x.calls[call.Function]++
 		x.mu.Unlock()
 		if call.Workflow != nil {
-			return nil, Errorf(Code("import_not_allowed"), "an activity got a WorkflowHost")
+			return nil, fault.Errorf(fault.Code("import_not_allowed"), "an activity got a WorkflowHost")
 		}
 		return output(fn(ctx, in))
 	}
 	fn, ok := g.workflows[call.Function]
 	if !ok {
-		return nil, Errorf(CodeFunctionNotFound, "no function %q", call.Function)
+		return nil, fault.Errorf(fault.FunctionNotFound, "no function %q", call.Function)
 	}
 	if call.Workflow == nil {
-		return nil, Errorf(Code("hook_failed"), "a workflow call without WorkflowHost")
+		return nil, fault.Errorf(fault.Code("hook_failed"), "a workflow call without WorkflowHost")
 	}
 	x.mu.Lock()
 	x.runs[call.TaskID]++
@@ -224,14 +225,14 @@ func (x *guestExecutor) Call(ctx context.Context, call *Call) (res *CallResult, 
 				panic(p)
 			}
 			if u.err != nil {
-				res, err = nil, &Error{Code: Code("hook_failed"), Message: u.err.Error()}
+				res, err = nil, &fault.Error{Code: fault.Code("hook_failed"), Message: u.err.Error()}
 				return
 			}
 			res, err = &CallResult{Suspended: true}, nil
 		}
 	}()
 	if err := ctx.Err(); err != nil {
-		return nil, &Error{Code: CodeCancelled, Message: "cancelled"}
+		return nil, &fault.Error{Code: fault.Cancelled, Message: "cancelled"}
 	}
 	return output(fn(&wf{ctx: ctx, wh: call.Workflow, log: call.Log}, in))
 }

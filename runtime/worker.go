@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
 
@@ -147,7 +148,7 @@ func (w *worker) load(ctx context.Context, it workItem, deadline time.Time) bool
 	}
 	if !deadline.IsZero() && !e.now().Before(deadline) {
 		w.fail(ctx, t, from, &store.TaskError{
-			Code: string(CodeTimeout), Type: string(CodeTimeout),
+			Code: string(fault.Timeout), Type: string(fault.Timeout),
 			Message: "task timed out before its attempt could start", NonRetryable: true,
 		})
 		return false
@@ -225,8 +226,8 @@ func (w *worker) settle(ctx, callCtx context.Context, t *store.Task, deadline ti
 	if err == nil && res != nil && res.Error == nil {
 		if verr := codec.ValidateFrame(res.Output, codec.DefaultLimits); verr != nil {
 			w.fail(ctx, t, store.StatusRunning, &store.TaskError{
-				Code: string(ErrorCode(verr)), Type: string(ErrorCode(verr)),
-				Message: "plugin output: " + ErrorMessage(verr), NonRetryable: true,
+				Code: string(fault.CodeOf(verr)), Type: string(fault.CodeOf(verr)),
+				Message: "plugin output: " + fault.Message(verr), NonRetryable: true,
 			})
 			return
 		}
@@ -262,7 +263,7 @@ func (w *worker) classify(callCtx context.Context, res *CallResult, err error) (
 	if err == nil && res != nil && res.Error != nil {
 		pe := res.Error
 		te := &store.TaskError{
-			Code: string(CodeApplication), Message: pe.Message, Type: pe.Type, NonRetryable: pe.NonRetryable,
+			Code: string(fault.Application), Message: pe.Message, Type: pe.Type, NonRetryable: pe.NonRetryable,
 		}
 		if len(pe.Details) > 0 {
 			te.Details = store.Payload{Codec: codec.CodecAvro, Data: append([]byte(nil), pe.Details...)}
@@ -272,15 +273,15 @@ func (w *worker) classify(callCtx context.Context, res *CallResult, err error) (
 	if err == nil {
 		err = errors.New("executor returned no result")
 	}
-	code := ErrorCode(err)
-	msg := ErrorMessage(err)
+	code := fault.CodeOf(err)
+	msg := fault.Message(err)
 	switch c := context.Cause(callCtx); {
 	case errors.Is(c, errTotalTimeout):
-		return &store.TaskError{Code: string(CodeTimeout), Type: string(CodeTimeout), Message: "task timed out", NonRetryable: true}, false
+		return &store.TaskError{Code: string(fault.Timeout), Type: string(fault.Timeout), Message: "task timed out", NonRetryable: true}, false
 	case errors.Is(c, errAttemptTimeout):
-		code, msg = CodeTimeout, "attempt timed out after "+t.Timeout.String()
+		code, msg = fault.Timeout, "attempt timed out after "+t.Timeout.String()
 	}
-	if code == CodeInternal {
+	if code == fault.Internal {
 		w.e.log.Error("plugin call", "task_id", t.ID, "module", t.Module, "function", t.Function, "error", err)
 	}
 	te := &store.TaskError{Code: string(code), Type: string(code), Message: msg}
@@ -410,9 +411,9 @@ func (w *worker) saveCheckpoint(ctx context.Context, frame []byte) error {
 	})
 	switch {
 	case errors.Is(err, store.ErrConflict):
-		return Errorf(CodeConflict, "task %s is no longer running", w.task.ID)
+		return fault.Errorf(fault.Conflict, "task %s is no longer running", w.task.ID)
 	case err != nil:
-		return internal("save checkpoint", err)
+		return fault.Wrap("save checkpoint", err)
 	}
 	return nil
 }
@@ -438,6 +439,6 @@ func (e *Engine) resume(ctx context.Context, tasks []*store.Task) {
 
 // taskErrorOf is the task error of a failure that happens before a call.
 func taskErrorOf(err error) *store.TaskError {
-	code := ErrorCode(err)
-	return &store.TaskError{Code: string(code), Type: string(code), Message: ErrorMessage(err), NonRetryable: true}
+	code := fault.CodeOf(err)
+	return &store.TaskError{Code: string(code), Type: string(code), Message: fault.Message(err), NonRetryable: true}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
 
@@ -31,7 +32,7 @@ func (w *worker) runWorkflow(ctx, callCtx context.Context, t *store.Task, deadli
 			var err error
 			if j, err = e.journal(ctx, t); err != nil {
 				w.unfold(ctx, f)
-				w.settle(ctx, callCtx, t, deadline, nil, internal("read journal", err))
+				w.settle(ctx, callCtx, t, deadline, nil, fault.Wrap("read journal", err))
 				return
 			}
 		}
@@ -127,7 +128,7 @@ func (w *worker) appendLogs(ctx context.Context, id string, logs []store.EventDr
 // workflowFailed fails a workflow whose run broke its journal.
 func (w *worker) workflowFailed(ctx context.Context, t *store.Task, nd *NondeterminismError) {
 	w.fail(ctx, t, store.StatusRunning, &store.TaskError{
-		Code: string(CodeNondeterminism), Type: string(CodeNondeterminism),
+		Code: string(fault.Nondeterminism), Type: string(fault.Nondeterminism),
 		Message: nd.Error(), NonRetryable: true,
 	})
 }
@@ -155,8 +156,8 @@ func (w *worker) workflowCompleted(ctx context.Context, t *store.Task, r *replay
 	if verr := codec.ValidateFrame(output, codec.DefaultLimits); verr != nil {
 		w.unfold(ctx, f)
 		w.fail(ctx, t, store.StatusRunning, &store.TaskError{
-			Code: string(ErrorCode(verr)), Type: string(ErrorCode(verr)),
-			Message: "plugin output: " + ErrorMessage(verr), NonRetryable: true,
+			Code: string(fault.CodeOf(verr)), Type: string(fault.CodeOf(verr)),
+			Message: "plugin output: " + fault.Message(verr), NonRetryable: true,
 		})
 		return nil, false
 	}
@@ -287,7 +288,7 @@ func (e *Engine) childOutcome(child *store.Task, p *store.TaskTransitionParams) 
 	case store.StatusCancelled:
 		typ, ev.Error = EventActivityFailed, p.Error
 		if ev.Error == nil {
-			ev.Error = &store.TaskError{Code: string(CodeCancelled), Type: string(CodeCancelled), Message: "the activity was cancelled", NonRetryable: true}
+			ev.Error = &store.TaskError{Code: string(fault.Cancelled), Type: string(fault.Cancelled), Message: "the activity was cancelled", NonRetryable: true}
 		}
 	default:
 		return false

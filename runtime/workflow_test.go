@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
 
@@ -186,7 +187,7 @@ func TestWorkflow(t *testing.T) {
 		signal(t, e, task.ID, "go", codec.Null())
 		done := mustFinish(t, e, task.ID)
 		require.Equal(t, store.StatusFailed, done.Status)
-		require.Equal(t, string(CodeNondeterminism), done.Error.Code)
+		require.Equal(t, string(fault.Nondeterminism), done.Error.Code)
 		require.True(t, done.Error.NonRetryable)
 		require.Contains(t, done.Error.Message, "step 1")
 		require.Contains(t, done.Error.Message, `the journal recorded signal "go" without timeout`)
@@ -215,7 +216,7 @@ func TestWorkflow(t *testing.T) {
 		requireValue(t, codec.List(want...), output(t, done))
 		require.LessOrEqual(t, b.x.runCount(task.ID), 2*n+2)
 		err := e.TaskSignal(t.Context(), b.admin, task.ID, "s", mustEnvelope(t, codec.Null()))
-		require.Equal(t, CodeSignalTargetFinished, ErrorCode(err), "a finished workflow receives no signals")
+		require.Equal(t, fault.SignalTargetFinished, fault.CodeOf(err), "a finished workflow receives no signals")
 	})
 
 	t.Run("ConcurrentSignals", func(t *testing.T) {
@@ -283,7 +284,7 @@ func TestWorkflow(t *testing.T) {
 		requireValue(t, codec.String("timed out at "+deadline.Format(time.RFC3339Nano)), output(t, done),
 			"after a timeout the workflow's time is the deadline")
 		err := e.TaskSignal(t.Context(), &Principal{Scopes: []string{ScopeAdmin}}, done.ID, "approve", mustEnvelope(t, codec.Null()))
-		require.Equal(t, CodeSignalTargetFinished, ErrorCode(err))
+		require.Equal(t, fault.SignalTargetFinished, fault.CodeOf(err))
 	})
 
 	t.Run("TimerAndClock", func(t *testing.T) {
@@ -388,7 +389,7 @@ func TestWorkflow(t *testing.T) {
 			select {
 			case <-release:
 			case <-ctx.Done():
-				return codec.Null(), &Error{Code: CodeCancelled, Message: "stopped"}
+				return codec.Null(), &fault.Error{Code: fault.Cancelled, Message: "stopped"}
 			}
 			return codec.Null(), nil
 		}
@@ -408,7 +409,7 @@ func TestWorkflow(t *testing.T) {
 		mustStatus(t, e, children[0].ID, store.StatusRunning)
 
 		_, err = e.TaskCancel(t.Context(), b.admin, children[0].ID)
-		require.Equal(t, CodeConflict, ErrorCode(err), "an activity of a workflow is cancelled with its workflow")
+		require.Equal(t, fault.Conflict, fault.CodeOf(err), "an activity of a workflow is cancelled with its workflow")
 
 		// The run that scheduled the activities committed its wait; its call
 		// unregisters just after.
@@ -433,7 +434,7 @@ func TestWorkflow(t *testing.T) {
 		g.workflows["slow"] = func(w *wf, _ codec.Value) (codec.Value, error) {
 			close(entered)
 			<-w.ctx.Done()
-			return codec.Null(), &Error{Code: CodeCancelled, Message: "stopped"}
+			return codec.Null(), &fault.Error{Code: fault.Cancelled, Message: "stopped"}
 		}
 		e, b := wfSetup(t, g, nil)
 		task := start(t, e, "slow", codec.Null(), "")
@@ -466,7 +467,7 @@ func TestWorkflowRecovery(t *testing.T) {
 			if block.Load() {
 				entered <- struct{}{}
 				<-w.ctx.Done()
-				return codec.Null(), &Error{Code: CodeCancelled, Message: "stopped"}
+				return codec.Null(), &fault.Error{Code: fault.Cancelled, Message: "stopped"}
 			}
 			return v, nil
 		}
@@ -608,14 +609,14 @@ func TestModuleReplayCheck(t *testing.T) {
 	require.Equal(t, []ReplayDivergence{{TaskID: task.ID, Function: "hold", Reason: `the new version exports no workflow "hold"`}}, div)
 
 	_, err = e.ModuleDeployCheckReplay(ctx, "wf", changed)
-	require.Equal(t, CodeReplayDivergence, ErrorCode(err))
-	require.Contains(t, ErrorMessage(err), task.ID)
-	require.NotContains(t, ErrorMessage(err), other.ID)
+	require.Equal(t, fault.ReplayDivergence, fault.CodeOf(err))
+	require.Contains(t, fault.Message(err), task.ID)
+	require.NotContains(t, fault.Message(err), other.ID)
 	m, err := e.ModuleGet(ctx, "wf")
 	require.NoError(t, err)
 	require.Equal(t, 1, m.Version, "a refused deploy deploys nothing")
 	_, err = e.ModuleReplayCheck(ctx, "wf", []byte("not a module"))
-	require.Equal(t, CodeModuleInvalid, ErrorCode(err))
+	require.Equal(t, fault.ModuleInvalid, fault.CodeOf(err))
 
 	m, err = e.ModuleDeployCheckReplay(ctx, "wf", extended)
 	require.NoError(t, err)

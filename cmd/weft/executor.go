@@ -8,6 +8,7 @@ import (
 
 	"github.com/weft-run/weft/host"
 	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/sdk-wasm/abi"
 )
 
@@ -71,7 +72,7 @@ func (x executor) Call(ctx context.Context, c *runtime.Call) (*runtime.CallResul
 	case abi.StatusSuspended:
 		return &runtime.CallResult{Suspended: true}, nil
 	default:
-		return nil, runtime.Errorf(runtime.CodeInternal, "plugin call ended with status %v", res.Status)
+		return nil, fault.Errorf(fault.Internal, "plugin call ended with status %v", res.Status)
 	}
 }
 
@@ -85,9 +86,9 @@ func hostError(err error) error {
 	}
 	switch he.Code {
 	case abi.CodeInvalidModule, abi.CodeMissingExport, abi.CodeABIMismatch, abi.CodeInvalidManifest:
-		return &runtime.Error{Code: runtime.CodeModuleInvalid, Message: fmt.Sprintf("%s: %s", he.Code, he.Message)}
+		return &fault.Error{Code: fault.ModuleInvalid, Message: fmt.Sprintf("%s: %s", he.Code, he.Message)}
 	}
-	return &runtime.Error{Code: runtime.Code(he.Code), Message: he.Message}
+	return &fault.Error{Code: fault.Code(he.Code), Message: he.Message}
 }
 
 // compileError is hostError for a deploy: a module that traps, exits or
@@ -98,7 +99,7 @@ func compileError(err error) error {
 	case abi.CodeTrap, abi.CodeExited, abi.CodeMemoryLimit:
 		var he *host.Error
 		errors.As(err, &he)
-		return &runtime.Error{Code: runtime.CodeModuleInvalid, Message: fmt.Sprintf("%s: %s", he.Code, he.Message)}
+		return &fault.Error{Code: fault.ModuleInvalid, Message: fmt.Sprintf("%s: %s", he.Code, he.Message)}
 	}
 	return hostError(err)
 }

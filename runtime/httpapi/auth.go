@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/runtime/fault"
 )
 
 // principalKey is the context key of the authenticated caller.
@@ -26,17 +27,17 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		header := strings.TrimSpace(r.Header.Get("Authorization"))
 		if header == "" {
-			s.writeError(w, r, errorf(runtime.CodeMissingCredential, "", "missing Authorization header: send Authorization: Bearer <token>"))
+			s.writeError(w, r, errorf(fault.MissingCredential, "", "missing Authorization header: send Authorization: Bearer <token>"))
 			return
 		}
 		scheme, token, _ := strings.Cut(header, " ")
 		token = strings.TrimSpace(token)
 		if !strings.EqualFold(scheme, "Bearer") {
-			s.writeError(w, r, errorf(runtime.CodeInvalidCredential, "", "unsupported authorization scheme: use Bearer"))
+			s.writeError(w, r, errorf(fault.InvalidCredential, "", "unsupported authorization scheme: use Bearer"))
 			return
 		}
 		if token == "" {
-			s.writeError(w, r, errorf(runtime.CodeMissingCredential, "", "empty bearer token"))
+			s.writeError(w, r, errorf(fault.MissingCredential, "", "empty bearer token"))
 			return
 		}
 		p, err := s.auth.Authenticate(r.Context(), token)
@@ -55,7 +56,7 @@ func (s *Server) requireScope(scope string) func(http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			p := principal(r)
 			if !p.HasScope(scope) {
-				s.writeError(w, r, errorf(runtime.CodeInsufficientScope, "", "this request needs the %s scope", scope))
+				s.writeError(w, r, errorf(fault.InsufficientScope, "", "this request needs the %s scope", scope))
 				return
 			}
 			next.ServeHTTP(w, r)

@@ -7,6 +7,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
 
@@ -82,7 +83,7 @@ func (s *Server) handlePairingCreate(w http.ResponseWriter, r *http.Request) {
 	}
 	maxTTL := int64(runtime.MaxPairingTTL / time.Second)
 	if q.TTLSeconds < 0 || q.TTLSeconds > maxTTL {
-		s.writeError(w, r, errorf(runtime.CodeInvalid, "ttl_seconds", "ttl_seconds must be from 0 to %d", maxTTL))
+		s.writeError(w, r, errorf(fault.Invalid, "ttl_seconds", "ttl_seconds must be from 0 to %d", maxTTL))
 		return
 	}
 	p, err := s.clients.PairingCreate(r.Context(), principal(r), q.Scopes, time.Duration(q.TTLSeconds)*time.Second)
@@ -108,7 +109,7 @@ func (s *Server) handlePair(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if q.Code == "" {
-		s.writeError(w, r, errorf(runtime.CodeInvalid, "code", "code is required"))
+		s.writeError(w, r, errorf(fault.Invalid, "code", "code is required"))
 		return
 	}
 	p, err := s.clients.Pair(r.Context(), q.Code, q.Name)

@@ -6,7 +6,7 @@
 // # Errors
 //
 // A failed request answers {"error":{"type","code","message","param"}}. The
-// code is a runtime.Code; one table (statusByCode) maps it to the HTTP status,
+// code is a fault.Code; one table (statusByCode) maps it to the HTTP status,
 // and the status gives the type: invalid_request_error (400, 404, 405, 409,
 // 413, 422), authentication_error (401), permission_error (403),
 // rate_limit_error (429), server_error (5xx, whose message never shows

@@ -13,10 +13,10 @@ import (
 // handlers call, one per resource of the API. *runtime.Engine satisfies
 // every one of them; tests may hand in fakes. Every method is called
 // concurrently from request goroutines and returns errors that carry a
-// runtime.Code (runtime.ErrorCode), which writeError maps to a status; an
+// fault.Code (fault.CodeOf), which writeError maps to a status; an
 // error without one is answered 500 internal. A method that takes a
-// *runtime.Principal also returns runtime.CodeMissingCredential for a nil
-// principal and runtime.CodeInsufficientScope for one without the scope it
+// *runtime.Principal also returns fault.MissingCredential for a nil
+// principal and fault.InsufficientScope for one without the scope it
 // names, and one that takes a ctx returns ctx's error once ctx ends.
 
 // ReadinessService reports whether the engine accepts work (GET /readyz,
@@ -33,8 +33,8 @@ type ReadinessService interface {
 // the health, metrics and pairing endpoints.
 type AuthService interface {
 	// Authenticate returns the client a bearer token belongs to. It returns
-	// runtime.CodeMissingCredential for an empty token and
-	// runtime.CodeInvalidCredential for a malformed, unknown or revoked one.
+	// fault.MissingCredential for an empty token and
+	// fault.InvalidCredential for a malformed, unknown or revoked one.
 	Authenticate(ctx context.Context, token string) (*runtime.Principal, error)
 }
 
@@ -43,22 +43,22 @@ type AuthService interface {
 type ModuleService interface {
 	// ModuleDeploy validates a module and records it as the next version of
 	// name; the bytes of the latest version again return that version. It
-	// returns runtime.CodeInvalid for a bad name or an empty module and
-	// runtime.CodeModuleInvalid for a module the executor rejects.
+	// returns fault.Invalid for a bad name or an empty module and
+	// fault.ModuleInvalid for a module the executor rejects.
 	ModuleDeploy(ctx context.Context, name string, wasm []byte) (*store.Module, error)
 	// ModuleDeployCheckReplay deploys like ModuleDeploy once no running
 	// workflow of name would diverge on replay under the new version;
-	// otherwise it deploys nothing and returns runtime.CodeReplayDivergence.
+	// otherwise it deploys nothing and returns fault.ReplayDivergence.
 	// It returns ModuleDeploy's codes too.
 	ModuleDeployCheckReplay(ctx context.Context, name string, wasm []byte) (*store.Module, error)
 	// ModuleGet returns the latest version of a module, or
-	// runtime.CodeModuleNotFound.
+	// fault.ModuleNotFound.
 	ModuleGet(ctx context.Context, name string) (*store.Module, error)
 	// ModuleList returns the latest version of every module, by name.
 	ModuleList(ctx context.Context) ([]*store.Module, error)
 	// ModuleDelete removes every version of a module's metadata; tasks
 	// already created keep their pinned digest. It returns
-	// runtime.CodeModuleNotFound for an unknown name.
+	// fault.ModuleNotFound for an unknown name.
 	ModuleDelete(ctx context.Context, name string) error
 }
 
@@ -66,10 +66,10 @@ type ModuleService interface {
 // and POST /v1/responses, which runs a task and waits for it).
 type TaskService interface {
 	// TaskCreate persists a queued task before it returns. It returns
-	// runtime.CodeInvalid (with Param) for bad params,
-	// runtime.CodeMemoryLimitTooHigh for a memory limit above the
-	// ceiling, runtime.CodeModuleNotFound, runtime.CodeFunctionNotFound, a
-	// codec code for a bad input envelope and runtime.CodeUnavailable when
+	// fault.Invalid (with Param) for bad params,
+	// fault.MemoryLimitTooHigh for a memory limit above the
+	// ceiling, fault.ModuleNotFound, fault.FunctionNotFound, a
+	// codec code for a bad input envelope and fault.Unavailable when
 	// the engine is not open.
 	TaskCreate(ctx context.Context, p *runtime.TaskCreateParams) (*store.Task, error)
 	// TaskRun creates a task like TaskCreate, with its codes, and waits
@@ -79,35 +79,35 @@ type TaskService interface {
 	// TaskWait waits until a task the caller may see finishes and returns
 	// its response (a retry of POST /v1/responses whose task was committed
 	// before a crash). It needs tasks:write or tasks:read and returns
-	// runtime.CodeNotFound for a task the caller may not see and
-	// runtime.CodeUnavailable when the engine is not open.
+	// fault.NotFound for a task the caller may not see and
+	// fault.Unavailable when the engine is not open.
 	TaskWait(ctx context.Context, who *runtime.Principal, id string) (*store.Response, error)
 	// TaskGet returns a task the caller may see; it needs tasks:read and
-	// returns runtime.CodeNotFound for an unknown id or another client's
+	// returns fault.NotFound for an unknown id or another client's
 	// task.
 	TaskGet(ctx context.Context, who *runtime.Principal, id string) (*store.Task, error)
 	// TaskList returns one page of the tasks the caller may see, newest
 	// first, and the cursor of the next page ("" on the last). It needs
-	// tasks:read and returns runtime.CodeInvalid for an unknown status or a
+	// tasks:read and returns fault.Invalid for an unknown status or a
 	// bad cursor.
 	TaskList(ctx context.Context, who *runtime.Principal, p *runtime.TaskListParams) ([]*store.Task, string, error)
 	// TaskCancel cancels a task and returns it as it is after the call;
 	// cancelling a cancelling or finished task changes nothing. It needs
-	// tasks:write and returns runtime.CodeNotFound for a task the caller
+	// tasks:write and returns fault.NotFound for a task the caller
 	// may not see.
 	TaskCancel(ctx context.Context, who *runtime.Principal, id string) (*store.Task, error)
 	// TaskSignal appends a named signal to an unfinished workflow task, once
 	// and in order, and wakes it. It needs tasks:write and returns
-	// runtime.CodeNotFound for a task the caller may not see,
-	// runtime.CodeSignalTargetFinished for a finished task,
-	// runtime.CodeSignalLimitExceeded when the task holds too many
-	// unconsumed signals, and runtime.CodeInvalid for an activity task, a
+	// fault.NotFound for a task the caller may not see,
+	// fault.SignalTargetFinished for a finished task,
+	// fault.SignalLimitExceeded when the task holds too many
+	// unconsumed signals, and fault.Invalid for an activity task, a
 	// bad name or payload.
 	TaskSignal(ctx context.Context, who *runtime.Principal, id, name string, payload codec.Envelope) error
 	// TaskSignalIdempotent is TaskSignal, with its codes, under the
 	// caller's in-flight idempotency key: the key is completed with status
 	// and body in the transaction that appends the signal. It returns
-	// runtime.CodeConflict when the key is not in flight.
+	// fault.Conflict when the key is not in flight.
 	TaskSignalIdempotent(ctx context.Context, who *runtime.Principal, id, name string, payload codec.Envelope, key string, status int, body []byte) error
 }
 
@@ -116,14 +116,14 @@ type TaskService interface {
 type EventService interface {
 	// EventList returns up to limit events of a task the caller may see,
 	// those with a sequence number above after (−1 for the whole log), in
-	// order. It needs tasks:read and returns runtime.CodeNotFound for a
+	// order. It needs tasks:read and returns fault.NotFound for a
 	// task the caller may not see.
 	EventList(ctx context.Context, who *runtime.Principal, id string, after int64, limit int) ([]*store.Event, error)
 	// EventSubscribe streams the log of a task the caller may see: the
 	// stored events above after, then each new one after its commit, each
 	// exactly once and in order. The channel is closed after the terminal
 	// event, when ctx ends, or when the task disappears or the store fails.
-	// It needs tasks:read and returns runtime.CodeNotFound for a task the
+	// It needs tasks:read and returns fault.NotFound for a task the
 	// caller may not see.
 	EventSubscribe(ctx context.Context, who *runtime.Principal, id string, after int64) (<-chan *store.Event, error)
 }
@@ -132,8 +132,8 @@ type EventService interface {
 // (GET /v1/responses/{id}).
 type ResponseService interface {
 	// ResponseGet returns the response of a finished task the caller may
-	// see. It needs tasks:read and returns runtime.CodeTaskNotFinished
-	// while the task runs and runtime.CodeNotFound for an unknown id or
+	// see. It needs tasks:read and returns fault.TaskNotFinished
+	// while the task runs and fault.NotFound for an unknown id or
 	// another client's response.
 	ResponseGet(ctx context.Context, who *runtime.Principal, id string) (*store.Response, error)
 }
@@ -143,28 +143,28 @@ type ResponseService interface {
 type ClientService interface {
 	// PairingCreate makes a single-use pairing code that grants scopes (the
 	// default pairing scopes when empty) until ttl passes (the engine's
-	// default when zero). It needs admin and returns runtime.CodeInvalid
+	// default when zero). It needs admin and returns fault.Invalid
 	// for an unknown scope or a bad ttl.
 	PairingCreate(ctx context.Context, who *runtime.Principal, scopes []string, ttl time.Duration) (*runtime.Pairing, error)
 	// Pair redeems a pairing code: it creates a client named name with the
 	// code's scopes and returns its token, once. It returns
-	// runtime.CodeRateLimited, runtime.CodeInvalid for a bad name,
-	// runtime.CodeInvalidCredential for an unknown code,
-	// runtime.CodePairingUsed and runtime.CodePairingExpired.
+	// fault.RateLimited, fault.Invalid for a bad name,
+	// fault.InvalidCredential for an unknown code,
+	// fault.PairingUsed and fault.PairingExpired.
 	Pair(ctx context.Context, code, name string) (*runtime.Paired, error)
 	// ClientList returns every client, oldest first, revoked ones included.
 	// It needs admin.
 	ClientList(ctx context.Context, who *runtime.Principal) ([]*store.Client, error)
 	// ClientGet returns a client: any for an admin, only itself for
-	// another caller; anything else is runtime.CodeNotFound.
+	// another caller; anything else is fault.NotFound.
 	ClientGet(ctx context.Context, who *runtime.Principal, id string) (*store.Client, error)
 	// ClientRevoke revokes a client at once; revoking twice keeps the first
-	// time. It needs admin and returns runtime.CodeNotFound for an unknown
+	// time. It needs admin and returns fault.NotFound for an unknown
 	// id.
 	ClientRevoke(ctx context.Context, who *runtime.Principal, id string) (*store.Client, error)
 	// ClientUpdate changes a client's settings (its ceiling on task memory
-	// limits). It needs admin and returns runtime.CodeNotFound for an
-	// unknown id and runtime.CodeInvalid (param max_memory_limit_bytes) for
+	// limits). It needs admin and returns fault.NotFound for an
+	// unknown id and fault.Invalid (param max_memory_limit_bytes) for
 	// a limit out of range.
 	ClientUpdate(ctx context.Context, who *runtime.Principal, id string, p *runtime.ClientUpdateParams) (*store.Client, error)
 }
@@ -176,17 +176,17 @@ type IdempotencyService interface {
 	// concurrent calls with one key exactly one gets (nil, nil) and must
 	// end with IdempotencyComplete or IdempotencyRelease; a key done with
 	// the same digest gives its Replay. It returns
-	// runtime.CodeIdempotencyKeyReused for a different digest,
-	// runtime.CodeIdempotencyKeyInFlight while the first request runs and
-	// runtime.CodeInvalid for a malformed key.
+	// fault.IdempotencyKeyReused for a different digest,
+	// fault.IdempotencyKeyInFlight while the first request runs and
+	// fault.Invalid for a malformed key.
 	IdempotencyBegin(ctx context.Context, clientID, key string, digest []byte) (*runtime.Replay, error)
 	// IdempotencyComplete stores the answer of the request that holds the
 	// key, for later requests with the key and digest. It returns
-	// runtime.CodeConflict unless the key is in flight.
+	// fault.Conflict unless the key is in flight.
 	IdempotencyComplete(ctx context.Context, clientID, key string, status int, body []byte) error
 	// IdempotencyRelease forgets a key whose request changed nothing, so
 	// that the client can try again with it; a key bound to a committed
-	// task is kept. It returns runtime.CodeConflict unless the key is in
+	// task is kept. It returns fault.Conflict unless the key is in
 	// flight.
 	IdempotencyRelease(ctx context.Context, clientID, key string) error
 }

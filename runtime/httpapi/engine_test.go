@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store/blob"
 	"github.com/weft-run/weft/store/sqlite"
 )
@@ -47,13 +48,13 @@ func fakeModule(fns ...string) []byte { return []byte(wasmMagic + strings.Join(f
 func compileFake(_ context.Context, wasm []byte) (*runtime.ModuleInfo, error) {
 	manifest, ok := bytes.CutPrefix(wasm, []byte(wasmMagic))
 	if !ok {
-		return nil, runtime.Errorf(runtime.CodeModuleInvalid, "not a WebAssembly module")
+		return nil, fault.Errorf(fault.ModuleInvalid, "not a WebAssembly module")
 	}
 	info := &runtime.ModuleInfo{}
 	for entry := range strings.SplitSeq(string(manifest), ",") {
 		name, kind, ok := strings.Cut(entry, ":")
 		if !ok {
-			return nil, runtime.Errorf(runtime.CodeModuleInvalid, "bad manifest entry %q", entry)
+			return nil, fault.Errorf(fault.ModuleInvalid, "bad manifest entry %q", entry)
 		}
 		info.Functions = append(info.Functions, runtime.Function{Name: name, Kind: kind})
 	}
@@ -158,10 +159,10 @@ func (b *testBundle) call(ctx context.Context, c *runtime.Call) (*runtime.CallRe
 		case <-b.gate:
 			return &runtime.CallResult{Output: bytes.Clone(c.Input)}, nil
 		case <-ctx.Done():
-			return nil, &runtime.Error{Code: runtime.CodeCancelled, Message: "call stopped", Err: context.Cause(ctx)}
+			return nil, &fault.Error{Code: fault.Cancelled, Message: "call stopped", Err: context.Cause(ctx)}
 		}
 	}
-	return nil, runtime.Errorf(runtime.CodeFunctionNotFound, "no function %q", c.Function)
+	return nil, fault.Errorf(fault.FunctionNotFound, "no function %q", c.Function)
 }
 
 // do sends a request as the admin.

@@ -7,18 +7,19 @@ import (
 
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/runtime/fault"
 )
 
-// Codes that only the HTTP layer produces. They share runtime.Code so that
+// Codes that only the HTTP layer produces. They share fault.Code so that
 // every error body is built the same way.
 const (
-	codeMethodNotAllowed runtime.Code = "method_not_allowed"
-	codeNotReady         runtime.Code = "not_ready"
+	codeMethodNotAllowed fault.Code = "method_not_allowed"
+	codeNotReady         fault.Code = "not_ready"
 	// codeSecretNotReplayed: the replay of an answer that carried a
 	// secret, which is never stored.
-	codeSecretNotReplayed runtime.Code = "idempotency_secret_not_replayed"
+	codeSecretNotReplayed fault.Code = "idempotency_secret_not_replayed"
 	// codeServerBusy: too many bytes of large reads are in flight.
-	codeServerBusy runtime.Code = "server_busy"
+	codeServerBusy fault.Code = "server_busy"
 )
 
 // statusByCode is the one table from error code to HTTP status (house style
@@ -31,52 +32,52 @@ const (
 // well-formed envelope whose codec, base64, frame or value breaks a rule of
 // the protocol is understood but cannot be processed (422); a value past the
 // size or depth limit is too large (413).
-var statusByCode = map[runtime.Code]int{
-	runtime.CodeInvalid:                http.StatusBadRequest,
-	runtime.CodeNotFound:               http.StatusNotFound,
-	runtime.CodeModuleNotFound:         http.StatusNotFound,
-	runtime.CodeFunctionNotFound:       http.StatusNotFound,
-	runtime.CodeConflict:               http.StatusConflict,
-	runtime.CodeTaskNotFinished:        http.StatusConflict,
-	runtime.CodeSignalTargetFinished:   http.StatusConflict,
-	runtime.CodeReplayDivergence:       http.StatusConflict,
-	runtime.CodeIdempotencyKeyInFlight: http.StatusConflict,
-	runtime.CodeIdempotencyKeyReused:   http.StatusUnprocessableEntity,
-	runtime.CodeModuleInvalid:          http.StatusUnprocessableEntity,
-	runtime.CodePayloadTooLarge:        http.StatusRequestEntityTooLarge,
-	runtime.CodeMissingCredential:      http.StatusUnauthorized,
-	runtime.CodeInvalidCredential:      http.StatusUnauthorized,
-	runtime.CodeInsufficientScope:      http.StatusForbidden,
-	runtime.CodeRateLimited:            http.StatusTooManyRequests,
-	runtime.CodePairingExpired:         http.StatusBadRequest,
-	runtime.CodePairingUsed:            http.StatusConflict,
-	runtime.CodeUnavailable:            http.StatusServiceUnavailable,
-	runtime.CodeServerRestarted:        http.StatusServiceUnavailable,
-	runtime.CodeCancelled:              http.StatusServiceUnavailable,
-	runtime.CodeTimeout:                http.StatusGatewayTimeout,
-	runtime.CodeInternal:               http.StatusInternalServerError,
+var statusByCode = map[fault.Code]int{
+	fault.Invalid:                http.StatusBadRequest,
+	fault.NotFound:               http.StatusNotFound,
+	fault.ModuleNotFound:         http.StatusNotFound,
+	fault.FunctionNotFound:       http.StatusNotFound,
+	fault.Conflict:               http.StatusConflict,
+	fault.TaskNotFinished:        http.StatusConflict,
+	fault.SignalTargetFinished:   http.StatusConflict,
+	fault.ReplayDivergence:       http.StatusConflict,
+	fault.IdempotencyKeyInFlight: http.StatusConflict,
+	fault.IdempotencyKeyReused:   http.StatusUnprocessableEntity,
+	fault.ModuleInvalid:          http.StatusUnprocessableEntity,
+	fault.PayloadTooLarge:        http.StatusRequestEntityTooLarge,
+	fault.MissingCredential:      http.StatusUnauthorized,
+	fault.InvalidCredential:      http.StatusUnauthorized,
+	fault.InsufficientScope:      http.StatusForbidden,
+	fault.RateLimited:            http.StatusTooManyRequests,
+	fault.PairingExpired:         http.StatusBadRequest,
+	fault.PairingUsed:            http.StatusConflict,
+	fault.Unavailable:            http.StatusServiceUnavailable,
+	fault.ServerRestarted:        http.StatusServiceUnavailable,
+	fault.Cancelled:              http.StatusServiceUnavailable,
+	fault.Timeout:                http.StatusGatewayTimeout,
+	fault.Internal:               http.StatusInternalServerError,
 
-	runtime.Code(codec.CodeInvalidPayloadEnvelope):   http.StatusBadRequest,
-	runtime.Code(codec.CodeInvalidProjection):        http.StatusBadRequest,
-	runtime.Code(codec.CodeUnsupportedPayloadCodec):  http.StatusUnprocessableEntity,
-	runtime.Code(codec.CodeUnsupportedPayloadSchema): http.StatusUnprocessableEntity,
-	runtime.Code(codec.CodeInvalidPayloadFraming):    http.StatusUnprocessableEntity,
-	runtime.Code(codec.CodeInvalidMapKey):            http.StatusUnprocessableEntity,
-	runtime.Code(codec.CodeIntegerOverflow):          http.StatusUnprocessableEntity,
-	runtime.Code(codec.CodeNonFiniteFloat):           http.StatusUnprocessableEntity,
-	runtime.Code(codec.CodePayloadLimit):             http.StatusRequestEntityTooLarge,
+	fault.Code(codec.CodeInvalidPayloadEnvelope):   http.StatusBadRequest,
+	fault.Code(codec.CodeInvalidProjection):        http.StatusBadRequest,
+	fault.Code(codec.CodeUnsupportedPayloadCodec):  http.StatusUnprocessableEntity,
+	fault.Code(codec.CodeUnsupportedPayloadSchema): http.StatusUnprocessableEntity,
+	fault.Code(codec.CodeInvalidPayloadFraming):    http.StatusUnprocessableEntity,
+	fault.Code(codec.CodeInvalidMapKey):            http.StatusUnprocessableEntity,
+	fault.Code(codec.CodeIntegerOverflow):          http.StatusUnprocessableEntity,
+	fault.Code(codec.CodeNonFiniteFloat):           http.StatusUnprocessableEntity,
+	fault.Code(codec.CodePayloadLimit):             http.StatusRequestEntityTooLarge,
 
 	codeMethodNotAllowed:  http.StatusMethodNotAllowed,
 	codeNotReady:          http.StatusServiceUnavailable,
 	codeSecretNotReplayed: http.StatusConflict,
 
-	runtime.CodeMemoryLimitTooHigh:  http.StatusUnprocessableEntity,
-	runtime.CodeSignalLimitExceeded: http.StatusTooManyRequests,
-	codeServerBusy:                  http.StatusServiceUnavailable,
+	fault.MemoryLimitTooHigh:  http.StatusUnprocessableEntity,
+	fault.SignalLimitExceeded: http.StatusTooManyRequests,
+	codeServerBusy:            http.StatusServiceUnavailable,
 }
 
 // statusOf returns the HTTP status for an error code.
-func statusOf(code runtime.Code) int {
+func statusOf(code fault.Code) int {
 	if s, ok := statusByCode[code]; ok {
 		return s
 	}
@@ -114,61 +115,61 @@ type errorObject struct {
 }
 
 // errorf returns a runtime error with a code, a parameter name and a message.
-func errorf(code runtime.Code, param, format string, args ...any) error {
-	e := runtime.Errorf(code, format, args...)
+func errorf(code fault.Code, param, format string, args ...any) error {
+	e := fault.Errorf(code, format, args...)
 	e.Param = param
 	return e
 }
 
 // withParam names param as the culprit of err unless err names one already.
 func withParam(err error, param string) error {
-	if err == nil || runtime.ErrorParam(err) != "" {
+	if err == nil || fault.Param(err) != "" {
 		return err
 	}
-	return &runtime.Error{Code: runtime.ErrorCode(err), Message: runtime.ErrorMessage(err), Param: param, Err: err}
+	return &fault.Error{Code: fault.CodeOf(err), Message: fault.Message(err), Param: param, Err: err}
 }
 
 // renameParam renames the param of err from the engine's name to the
 // request's name.
 func renameParam(err error, from, to string) error {
-	if runtime.ErrorParam(err) != from {
+	if fault.Param(err) != from {
 		return err
 	}
-	return &runtime.Error{Code: runtime.ErrorCode(err), Message: runtime.ErrorMessage(err), Param: to, Err: err}
+	return &fault.Error{Code: fault.CodeOf(err), Message: fault.Message(err), Param: to, Err: err}
 }
 
 // writeError writes err as a JSON error body with the status the table gives
 // its code. Server errors are logged here, once, and their message never
 // shows internals.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	code := runtime.ErrorCode(err)
+	code := fault.CodeOf(err)
 	status := statusOf(code)
-	msg := runtime.ErrorMessage(err)
+	msg := fault.Message(err)
 	if status >= 500 {
 		if r.Context().Err() != nil {
 			s.log.Debug("request abandoned", "method", r.Method, "path", r.URL.Path, "error", err)
 		} else {
 			s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "code", string(code), "error", err)
 		}
-		if code == runtime.CodeInternal || msg == "" {
+		if code == fault.Internal || msg == "" {
 			msg = http.StatusText(status)
 		}
 	}
 	body := errorBody{Error: errorObject{Type: errorType(status), Code: string(code), Message: msg}}
-	if p := runtime.ErrorParam(err); p != "" {
+	if p := fault.Param(err); p != "" {
 		body.Error.Param = &p
 	}
 	switch code {
-	case runtime.CodeMissingCredential:
+	case fault.MissingCredential:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="weft"`)
-	case runtime.CodeInvalidCredential:
+	case fault.InvalidCredential:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="weft", error="invalid_token"`)
-	case runtime.CodeInsufficientScope:
+	case fault.InsufficientScope:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="weft", error="insufficient_scope"`)
-	case runtime.CodeSignalLimitExceeded, codeServerBusy:
+	case fault.SignalLimitExceeded, codeServerBusy:
 		w.Header().Set("Retry-After", "1")
 	}
-	if wait := runtime.ErrorRetryAfter(err); wait > 0 || status == http.StatusTooManyRequests || code == runtime.CodeIdempotencyKeyInFlight {
+	if wait := runtime.ErrorRetryAfter(err); wait > 0 || status == http.StatusTooManyRequests || code == fault.IdempotencyKeyInFlight {
 		w.Header().Set("Retry-After", strconv.FormatInt(int64(max(math.Ceil(wait.Seconds()), 1)), 10))
 	}
 	s.writeJSON(w, status, body)

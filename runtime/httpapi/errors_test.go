@@ -11,6 +11,7 @@ import (
 
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
 
@@ -20,42 +21,42 @@ func TestErrorTable(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name   string
-		code   runtime.Code
+		code   fault.Code
 		status int
 		typ    string
 	}{
-		{name: "invalid", code: runtime.CodeInvalid, status: 400, typ: "invalid_request_error"},
-		{name: "envelope", code: runtime.Code(codec.CodeInvalidPayloadEnvelope), status: 400, typ: "invalid_request_error"},
-		{name: "projection", code: runtime.Code(codec.CodeInvalidProjection), status: 400, typ: "invalid_request_error"},
-		{name: "pairing expired", code: runtime.CodePairingExpired, status: 400, typ: "invalid_request_error"},
-		{name: "missing credential", code: runtime.CodeMissingCredential, status: 401, typ: "authentication_error"},
-		{name: "invalid credential", code: runtime.CodeInvalidCredential, status: 401, typ: "authentication_error"},
-		{name: "insufficient scope", code: runtime.CodeInsufficientScope, status: 403, typ: "permission_error"},
-		{name: "not found", code: runtime.CodeNotFound, status: 404, typ: "invalid_request_error"},
-		{name: "module not found", code: runtime.CodeModuleNotFound, status: 404, typ: "invalid_request_error"},
-		{name: "function not found", code: runtime.CodeFunctionNotFound, status: 404, typ: "invalid_request_error"},
-		{name: "conflict", code: runtime.CodeConflict, status: 409, typ: "invalid_request_error"},
-		{name: "task not finished", code: runtime.CodeTaskNotFinished, status: 409, typ: "invalid_request_error"},
-		{name: "signal target finished", code: runtime.CodeSignalTargetFinished, status: 409, typ: "invalid_request_error"},
-		{name: "pairing used", code: runtime.CodePairingUsed, status: 409, typ: "invalid_request_error"},
-		{name: "key in flight", code: runtime.CodeIdempotencyKeyInFlight, status: 409, typ: "invalid_request_error"},
-		{name: "too large", code: runtime.CodePayloadTooLarge, status: 413, typ: "invalid_request_error"},
-		{name: "payload limit", code: runtime.Code(codec.CodePayloadLimit), status: 413, typ: "invalid_request_error"},
-		{name: "key reused", code: runtime.CodeIdempotencyKeyReused, status: 422, typ: "invalid_request_error"},
-		{name: "module invalid", code: runtime.CodeModuleInvalid, status: 422, typ: "invalid_request_error"},
-		{name: "codec", code: runtime.Code(codec.CodeUnsupportedPayloadCodec), status: 422, typ: "invalid_request_error"},
-		{name: "schema", code: runtime.Code(codec.CodeUnsupportedPayloadSchema), status: 422, typ: "invalid_request_error"},
-		{name: "framing", code: runtime.Code(codec.CodeInvalidPayloadFraming), status: 422, typ: "invalid_request_error"},
-		{name: "map key", code: runtime.Code(codec.CodeInvalidMapKey), status: 422, typ: "invalid_request_error"},
-		{name: "overflow", code: runtime.Code(codec.CodeIntegerOverflow), status: 422, typ: "invalid_request_error"},
-		{name: "non finite", code: runtime.Code(codec.CodeNonFiniteFloat), status: 422, typ: "invalid_request_error"},
-		{name: "rate limited", code: runtime.CodeRateLimited, status: 429, typ: "rate_limit_error"},
-		{name: "internal", code: runtime.CodeInternal, status: 500, typ: "server_error"},
-		{name: "unknown code", code: runtime.Code("trap"), status: 500, typ: "server_error"},
-		{name: "unavailable", code: runtime.CodeUnavailable, status: 503, typ: "server_error"},
-		{name: "server restarted", code: runtime.CodeServerRestarted, status: 503, typ: "server_error"},
-		{name: "cancelled", code: runtime.CodeCancelled, status: 503, typ: "server_error"},
-		{name: "timeout", code: runtime.CodeTimeout, status: 504, typ: "server_error"},
+		{name: "invalid", code: fault.Invalid, status: 400, typ: "invalid_request_error"},
+		{name: "envelope", code: fault.Code(codec.CodeInvalidPayloadEnvelope), status: 400, typ: "invalid_request_error"},
+		{name: "projection", code: fault.Code(codec.CodeInvalidProjection), status: 400, typ: "invalid_request_error"},
+		{name: "pairing expired", code: fault.PairingExpired, status: 400, typ: "invalid_request_error"},
+		{name: "missing credential", code: fault.MissingCredential, status: 401, typ: "authentication_error"},
+		{name: "invalid credential", code: fault.InvalidCredential, status: 401, typ: "authentication_error"},
+		{name: "insufficient scope", code: fault.InsufficientScope, status: 403, typ: "permission_error"},
+		{name: "not found", code: fault.NotFound, status: 404, typ: "invalid_request_error"},
+		{name: "module not found", code: fault.ModuleNotFound, status: 404, typ: "invalid_request_error"},
+		{name: "function not found", code: fault.FunctionNotFound, status: 404, typ: "invalid_request_error"},
+		{name: "conflict", code: fault.Conflict, status: 409, typ: "invalid_request_error"},
+		{name: "task not finished", code: fault.TaskNotFinished, status: 409, typ: "invalid_request_error"},
+		{name: "signal target finished", code: fault.SignalTargetFinished, status: 409, typ: "invalid_request_error"},
+		{name: "pairing used", code: fault.PairingUsed, status: 409, typ: "invalid_request_error"},
+		{name: "key in flight", code: fault.IdempotencyKeyInFlight, status: 409, typ: "invalid_request_error"},
+		{name: "too large", code: fault.PayloadTooLarge, status: 413, typ: "invalid_request_error"},
+		{name: "payload limit", code: fault.Code(codec.CodePayloadLimit), status: 413, typ: "invalid_request_error"},
+		{name: "key reused", code: fault.IdempotencyKeyReused, status: 422, typ: "invalid_request_error"},
+		{name: "module invalid", code: fault.ModuleInvalid, status: 422, typ: "invalid_request_error"},
+		{name: "codec", code: fault.Code(codec.CodeUnsupportedPayloadCodec), status: 422, typ: "invalid_request_error"},
+		{name: "schema", code: fault.Code(codec.CodeUnsupportedPayloadSchema), status: 422, typ: "invalid_request_error"},
+		{name: "framing", code: fault.Code(codec.CodeInvalidPayloadFraming), status: 422, typ: "invalid_request_error"},
+		{name: "map key", code: fault.Code(codec.CodeInvalidMapKey), status: 422, typ: "invalid_request_error"},
+		{name: "overflow", code: fault.Code(codec.CodeIntegerOverflow), status: 422, typ: "invalid_request_error"},
+		{name: "non finite", code: fault.Code(codec.CodeNonFiniteFloat), status: 422, typ: "invalid_request_error"},
+		{name: "rate limited", code: fault.RateLimited, status: 429, typ: "rate_limit_error"},
+		{name: "internal", code: fault.Internal, status: 500, typ: "server_error"},
+		{name: "unknown code", code: fault.Code("trap"), status: 500, typ: "server_error"},
+		{name: "unavailable", code: fault.Unavailable, status: 503, typ: "server_error"},
+		{name: "server restarted", code: fault.ServerRestarted, status: 503, typ: "server_error"},
+		{name: "cancelled", code: fault.Cancelled, status: 503, typ: "server_error"},
+		{name: "timeout", code: fault.Timeout, status: 504, typ: "server_error"},
 	}
 	var current error
 	f := &fakeEngine{
@@ -67,7 +68,7 @@ func TestErrorTable(t *testing.T) {
 	ts := MustFakeServer(t, f, Config{})
 	for _, tc := range tests {
 		// Sequential: the fake's answer is shared.
-		current = &runtime.Error{Code: tc.code, Message: "told " + string(tc.code), Param: "p_" + tc.name}
+		current = &fault.Error{Code: tc.code, Message: "told " + string(tc.code), Param: "p_" + tc.name}
 		resp := do(t, http.MethodGet, ts.URL+"/v1/tasks/task_x", "", nil)
 		e := MustError(t, resp, tc.status, string(tc.code))
 		require.Equal(t, tc.typ, e.Error.Type, tc.name)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
 
@@ -130,14 +130,14 @@ func eventCursor(r *http.Request) (int64, error) {
 	if v := strings.TrimSpace(r.Header.Get("Last-Event-ID")); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
-			return 0, errorf(runtime.CodeInvalid, "Last-Event-ID", "Last-Event-ID must be a sequence number")
+			return 0, errorf(fault.Invalid, "Last-Event-ID", "Last-Event-ID must be a sequence number")
 		}
 		return n, nil
 	}
 	if v := r.URL.Query().Get("after"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < -1 {
-			return 0, errorf(runtime.CodeInvalid, "after", "after must be a sequence number")
+			return 0, errorf(fault.Invalid, "after", "after must be a sequence number")
 		}
 		return n, nil
 	}

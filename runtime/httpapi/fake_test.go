@@ -8,6 +8,7 @@ import (
 
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
 
@@ -48,7 +49,7 @@ type fakeEngine struct {
 
 var _ Engine = (*fakeEngine)(nil)
 
-var errFakeUnset = runtime.Errorf(runtime.CodeNotFound, "fake engine: method not set")
+var errFakeUnset = fault.Errorf(fault.NotFound, "fake engine: method not set")
 
 func (f *fakeEngine) Ready() bool {
 	if f.ReadyFunc == nil {
@@ -178,7 +179,7 @@ func (f *fakeEngine) ResponseGet(ctx context.Context, who *runtime.Principal, id
 
 func (f *fakeEngine) Authenticate(ctx context.Context, token string) (*runtime.Principal, error) {
 	if f.AuthenticateFunc == nil {
-		return nil, runtime.Errorf(runtime.CodeInvalidCredential, "fake engine: no authenticator")
+		return nil, fault.Errorf(fault.InvalidCredential, "fake engine: no authenticator")
 	}
 	return f.AuthenticateFunc(ctx, token)
 }
@@ -254,7 +255,7 @@ const fakeToken = "fake-token"
 func fakeAuth(scopes ...string) func(ctx context.Context, token string) (*runtime.Principal, error) {
 	return func(_ context.Context, token string) (*runtime.Principal, error) {
 		if token != fakeToken {
-			return nil, runtime.Errorf(runtime.CodeInvalidCredential, "unknown token")
+			return nil, fault.Errorf(fault.InvalidCredential, "unknown token")
 		}
 		return &runtime.Principal{ClientID: "cli_fake", Name: "fake", Scopes: scopes}, nil
 	}

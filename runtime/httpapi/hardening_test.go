@@ -13,6 +13,7 @@ import (
 
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
 
@@ -41,16 +42,16 @@ func TestCheckMemberNames(t *testing.T) {
 				return
 			}
 			require.Error(t, err)
-			require.Equal(t, runtime.CodeInvalid, runtime.ErrorCode(err))
-			require.Equal(t, tc.param, runtime.ErrorParam(err))
+			require.Equal(t, fault.Invalid, fault.CodeOf(err))
+			require.Equal(t, tc.param, fault.Param(err))
 		})
 	}
 
 	// decodeStrict applies it after decoding.
 	var q taskRequest
 	err := decodeStrict([]byte(`{"Function":"f"}`), &q)
-	require.Equal(t, "Function", runtime.ErrorParam(err))
-	require.Contains(t, runtime.ErrorMessage(err), "case-sensitive")
+	require.Equal(t, "Function", fault.Param(err))
+	require.Contains(t, fault.Message(err), "case-sensitive")
 }
 
 func TestCanonicalBodyDuplicates(t *testing.T) {
@@ -79,10 +80,10 @@ func TestStatusHeaders(t *testing.T) {
 	f := &fakeEngine{
 		AuthenticateFunc: fakeAuth(scopeAdmin),
 		PairFunc: func(context.Context, string, string) (*runtime.Paired, error) {
-			return nil, &runtime.Error{Code: runtime.CodeRateLimited, Message: "slow down", Err: runtime.RetryAfter(2500 * time.Millisecond)}
+			return nil, &fault.Error{Code: fault.RateLimited, Message: "slow down", Err: runtime.RetryAfter(2500 * time.Millisecond)}
 		},
 		IdempotencyBeginFunc: func(context.Context, string, string, []byte) (*runtime.Replay, error) {
-			return nil, &runtime.Error{Code: runtime.CodeIdempotencyKeyInFlight, Param: "Idempotency-Key", Message: "busy"}
+			return nil, &fault.Error{Code: fault.IdempotencyKeyInFlight, Param: "Idempotency-Key", Message: "busy"}
 		},
 	}
 	ts := MustFakeServer(t, f, Config{})
@@ -162,7 +163,7 @@ func TestResponseRetryAttachesToCommittedTask(t *testing.T) {
 		},
 		TaskRunFunc: func(context.Context, *runtime.TaskCreateParams) (*store.Response, error) {
 			t.Error("a second task was started")
-			return nil, runtime.Errorf(runtime.CodeInternal, "no")
+			return nil, fault.Errorf(fault.Internal, "no")
 		},
 		TaskWaitFunc: func(_ context.Context, _ *runtime.Principal, id string) (*store.Response, error) {
 			require.Equal(t, "task_1", id)

@@ -11,6 +11,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/runtime/fault"
 )
 
 // idempotent makes a creating route honour the Idempotency-Key header
@@ -167,18 +168,18 @@ func (readCloser) Close() error { return nil }
 // field string (draft-ietf-httpapi-idempotency-key-header).
 func parseIdempotencyKey(values []string) (string, error) {
 	if len(values) > 1 {
-		return "", errorf(runtime.CodeInvalid, "Idempotency-Key", "send one Idempotency-Key header, not %d", len(values))
+		return "", errorf(fault.Invalid, "Idempotency-Key", "send one Idempotency-Key header, not %d", len(values))
 	}
 	key := strings.TrimSpace(values[0])
 	if len(key) >= 2 && key[0] == '"' && key[len(key)-1] == '"' {
 		key = key[1 : len(key)-1]
 	}
 	if key == "" || len(key) > runtime.MaxIdempotencyKeyLen {
-		return "", errorf(runtime.CodeInvalid, "Idempotency-Key", "Idempotency-Key must be 1 to %d characters", runtime.MaxIdempotencyKeyLen)
+		return "", errorf(fault.Invalid, "Idempotency-Key", "Idempotency-Key must be 1 to %d characters", runtime.MaxIdempotencyKeyLen)
 	}
 	for i := range len(key) {
 		if key[i] < 0x21 || key[i] > 0x7e {
-			return "", errorf(runtime.CodeInvalid, "Idempotency-Key", "Idempotency-Key must be visible ASCII characters")
+			return "", errorf(fault.Invalid, "Idempotency-Key", "Idempotency-Key must be visible ASCII characters")
 		}
 	}
 	return key, nil

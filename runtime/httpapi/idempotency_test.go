@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
 
@@ -301,10 +302,10 @@ func TestIdempotencyRelease(t *testing.T) {
 			return &store.Task{ID: "task_1", Status: store.StatusQueued}, nil
 		}, status: 202, want: call{op: "insert", status: 202}},
 		{name: "client error completes", create: func() (*store.Task, error) {
-			return nil, runtime.Errorf(runtime.CodeModuleNotFound, "no module")
+			return nil, fault.Errorf(fault.ModuleNotFound, "no module")
 		}, status: 404, want: call{op: "complete", status: 404}},
 		{name: "server error releases", create: func() (*store.Task, error) {
-			return nil, runtime.Errorf(runtime.CodeUnavailable, "shutting down")
+			return nil, fault.Errorf(fault.Unavailable, "shutting down")
 		}, status: 503, want: call{op: "release"}},
 		{name: "internal error releases", create: func() (*store.Task, error) {
 			return nil, context.DeadlineExceeded
@@ -374,7 +375,7 @@ func TestIdempotencyRelease(t *testing.T) {
 		f := &fakeEngine{
 			AuthenticateFunc: fakeAuth(scopeTasksWrite),
 			IdempotencyBeginFunc: func(context.Context, string, string, []byte) (*runtime.Replay, error) {
-				return nil, &runtime.Error{Code: runtime.CodeIdempotencyKeyInFlight, Message: "busy", Param: "Idempotency-Key"}
+				return nil, &fault.Error{Code: fault.IdempotencyKeyInFlight, Message: "busy", Param: "Idempotency-Key"}
 			},
 			TaskCreateFunc: func(context.Context, *runtime.TaskCreateParams) (*store.Task, error) {
 				created = true

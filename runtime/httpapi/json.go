@@ -10,7 +10,7 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/runtime/fault"
 )
 
 // writeJSON writes v as the JSON body of a response with the given status.
@@ -52,9 +52,9 @@ func readBody(r *http.Request) ([]byte, error) {
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return nil, errorf(runtime.CodePayloadTooLarge, "", "request body exceeds the limit of %d bytes", tooBig.Limit)
+			return nil, errorf(fault.PayloadTooLarge, "", "request body exceeds the limit of %d bytes", tooBig.Limit)
 		}
-		return nil, errorf(runtime.CodeInvalid, "", "read request body: %v", err)
+		return nil, errorf(fault.Invalid, "", "read request body: %v", err)
 	}
 	return data, nil
 }
@@ -75,7 +75,7 @@ func decodeJSON(r *http.Request, dst any) error {
 // decodeStrict is decodeJSON over bytes already read.
 func decodeStrict(data []byte, dst any) error {
 	if len(bytes.TrimSpace(data)) == 0 {
-		return errorf(runtime.CodeInvalid, "", "request body is empty: expected a JSON object")
+		return errorf(fault.Invalid, "", "request body is empty: expected a JSON object")
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -83,7 +83,7 @@ func decodeStrict(data []byte, dst any) error {
 		return jsonError(data, dst, err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errorf(runtime.CodeInvalid, "", "malformed JSON: unexpected data after the JSON object")
+		return errorf(fault.Invalid, "", "malformed JSON: unexpected data after the JSON object")
 	}
 	return checkMemberNames(data, reflect.TypeOf(dst))
 }
@@ -94,22 +94,22 @@ func jsonError(data []byte, dst any, err error) error {
 	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &syntax):
-		return errorf(runtime.CodeInvalid, "", "malformed JSON at byte %d: %s", syntax.Offset, strings.TrimPrefix(syntax.Error(), "json: "))
+		return errorf(fault.Invalid, "", "malformed JSON at byte %d: %s", syntax.Offset, strings.TrimPrefix(syntax.Error(), "json: "))
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return errorf(runtime.CodeInvalid, "", "malformed JSON: unexpected end of input")
+		return errorf(fault.Invalid, "", "malformed JSON: unexpected end of input")
 	case errors.As(err, &typ):
 		if typ.Field == "" {
-			return errorf(runtime.CodeInvalid, "", "request body must be a JSON object, not %s", jsonKind(typ.Value))
+			return errorf(fault.Invalid, "", "request body must be a JSON object, not %s", jsonKind(typ.Value))
 		}
-		return errorf(runtime.CodeInvalid, typ.Field, "%s must be %s, not %s", typ.Field, jsonTypeName(typ.Type), jsonKind(typ.Value))
+		return errorf(fault.Invalid, typ.Field, "%s must be %s, not %s", typ.Field, jsonTypeName(typ.Type), jsonKind(typ.Value))
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
 		if path := unknownField(data, reflect.TypeOf(dst)); path != "" {
 			name = path
 		}
-		return errorf(runtime.CodeInvalid, name, "unknown field %s", name)
+		return errorf(fault.Invalid, name, "unknown field %s", name)
 	default:
-		return errorf(runtime.CodeInvalid, "", "malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
+		return errorf(fault.Invalid, "", "malformed JSON: %s", strings.TrimPrefix(err.Error(), "json: "))
 	}
 }
 

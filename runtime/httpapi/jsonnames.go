@@ -7,7 +7,7 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/runtime/fault"
 )
 
 // checkMemberNames walks the JSON document data alongside the Go type t and
@@ -35,7 +35,7 @@ func walkMembers(dec *json.Decoder, t reflect.Type, prefix string) error {
 	}
 	tok, err := dec.Token()
 	if err != nil {
-		return errorf(runtime.CodeInvalid, "", "malformed JSON: %v", err)
+		return errorf(fault.Invalid, "", "malformed JSON: %v", err)
 	}
 	delim, ok := tok.(json.Delim)
 	if !ok {
@@ -57,12 +57,12 @@ func walkMembers(dec *json.Decoder, t reflect.Type, prefix string) error {
 		for dec.More() {
 			tok, err := dec.Token()
 			if err != nil {
-				return errorf(runtime.CodeInvalid, "", "malformed JSON: %v", err)
+				return errorf(fault.Invalid, "", "malformed JSON: %v", err)
 			}
 			name, _ := tok.(string)
 			path := prefix + name
 			if seen[name] {
-				return errorf(runtime.CodeInvalid, path, "duplicate field %s", path)
+				return errorf(fault.Invalid, path, "duplicate field %s", path)
 			}
 			seen[name] = true
 			var member reflect.Type
@@ -71,7 +71,7 @@ func walkMembers(dec *json.Decoder, t reflect.Type, prefix string) error {
 			case t.Kind() == reflect.Struct:
 				f, ok := exactField(t, name)
 				if !ok {
-					return errorf(runtime.CodeInvalid, path, "unknown field %s (member names are case-sensitive)", path)
+					return errorf(fault.Invalid, path, "unknown field %s (member names are case-sensitive)", path)
 				}
 				member = f.Type
 			case t.Kind() == reflect.Map:
@@ -84,7 +84,7 @@ func walkMembers(dec *json.Decoder, t reflect.Type, prefix string) error {
 	}
 	_, err = dec.Token() // the closing delimiter
 	if err != nil {
-		return errorf(runtime.CodeInvalid, "", "malformed JSON: %v", err)
+		return errorf(fault.Invalid, "", "malformed JSON: %v", err)
 	}
 	return nil
 }

@@ -9,8 +9,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/runtime/fault"
 )
 
 // statusWriter records the status a handler writes and whether it wrote
@@ -59,7 +58,7 @@ func (s *Server) recoverPanic(next http.Handler) http.Handler {
 			if err, ok := v.(error); ok && errors.Is(err, http.ErrAbortHandler) {
 				panic(v)
 			}
-			err := &runtime.Error{Code: runtime.CodeInternal, Message: "internal error", Err: fmt.Errorf("panic: %v", v)}
+			err := &fault.Error{Code: fault.Internal, Message: "internal error", Err: fmt.Errorf("panic: %v", v)}
 			if sw.written {
 				s.log.Error("handler panic after the response started", "method", r.Method, "path", r.URL.Path, "panic", v)
 				panic(http.ErrAbortHandler)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
 
@@ -57,7 +57,7 @@ func (s *Server) handleModulePut(w http.ResponseWriter, r *http.Request) {
 	if v := r.URL.Query().Get("check_replay"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			s.writeError(w, r, &runtime.Error{Code: runtime.CodeInvalid, Param: "check_replay", Message: "check_replay must be true or false"})
+			s.writeError(w, r, &fault.Error{Code: fault.Invalid, Param: "check_replay", Message: "check_replay must be true or false"})
 			return
 		}
 		check = b

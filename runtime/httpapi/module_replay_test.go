@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
 
@@ -22,7 +22,7 @@ func TestModulePutCheckReplay(t *testing.T) {
 		ModuleDeployCheckFunc: func(_ context.Context, name string, wasm []byte) (*store.Module, error) {
 			checked++
 			if string(wasm) == "diverges" {
-				return nil, runtime.Errorf(runtime.CodeReplayDivergence, "the new version of %q would not replay 1 running workflow(s); not deployed: task_1 (deploy): step 2", name)
+				return nil, fault.Errorf(fault.ReplayDivergence, "the new version of %q would not replay 1 running workflow(s); not deployed: task_1 (deploy): step 2", name)
 			}
 			return &store.Module{Name: name, Version: 2, Digest: "sha256:01"}, nil
 		},

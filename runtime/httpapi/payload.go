@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/weft-run/weft/codec"
-	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
 
@@ -72,7 +72,7 @@ func (s *Server) projection(e *codec.Envelope) json.RawMessage {
 			return p
 		}
 	}
-	s.log.Warn("project stored payload", "code", string(runtime.ErrorCode(err)), "error", err)
+	s.log.Warn("project stored payload", "code", string(fault.CodeOf(err)), "error", err)
 	return jsonNull
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/runtime/fault"
 )
 
 // Defaults of Config.
@@ -280,7 +281,7 @@ func (s *Server) limitBody(n int64) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.ContentLength > n {
-				s.writeError(w, r, errorf(runtime.CodePayloadTooLarge, "", "request body exceeds the limit of %d bytes", n))
+				s.writeError(w, r, errorf(fault.PayloadTooLarge, "", "request body exceeds the limit of %d bytes", n))
 				return
 			}
 			r.Body = http.MaxBytesReader(w, r.Body, n)
@@ -290,7 +291,7 @@ func (s *Server) limitBody(n int64) func(http.Handler) http.Handler {
 }
 
 func (s *Server) handleNotFound(w http.ResponseWriter, r *http.Request) {
-	s.writeError(w, r, errorf(runtime.CodeNotFound, "", "no route for %s %s", r.Method, r.URL.Path))
+	s.writeError(w, r, errorf(fault.NotFound, "", "no route for %s %s", r.Method, r.URL.Path))
 }
 
 // handleMethodNotAllowed answers 405 with an Allow header that lists the

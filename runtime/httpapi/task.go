@@ -13,6 +13,7 @@ import (
 
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
 
@@ -55,10 +56,10 @@ func (s *Server) decodeTaskRequest(r *http.Request) (*runtime.TaskCreateParams, 
 		return nil, err
 	}
 	if q.Module == "" {
-		return nil, errorf(runtime.CodeInvalid, "module", "module is required")
+		return nil, errorf(fault.Invalid, "module", "module is required")
 	}
 	if q.Function == "" {
-		return nil, errorf(runtime.CodeInvalid, "function", "function is required")
+		return nil, errorf(fault.Invalid, "function", "function is required")
 	}
 	input, err := parseInput(q.Input, "input")
 	if err != nil {
@@ -74,7 +75,7 @@ func (s *Server) decodeTaskRequest(r *http.Request) (*runtime.TaskCreateParams, 
 		Input:             input,
 	}
 	if q.OnRestart != "" && !store.OnRestart(q.OnRestart).Valid() {
-		return nil, errorf(runtime.CodeInvalid, "on_restart", "on_restart must be fail, retry or resume, not %q", q.OnRestart)
+		return nil, errorf(fault.Invalid, "on_restart", "on_restart must be fail, retry or resume, not %q", q.OnRestart)
 	}
 	p.OnRestart = store.OnRestart(q.OnRestart)
 	if _, err := msDuration(q.TimeoutMS, "timeout_ms"); err != nil {
@@ -95,7 +96,7 @@ func (s *Server) decodeTaskRequest(r *http.Request) (*runtime.TaskCreateParams, 
 // msDuration converts a millisecond count from a request.
 func msDuration(ms int64, param string) (time.Duration, error) {
 	if ms < 0 || ms > maxMS {
-		return 0, errorf(runtime.CodeInvalid, param, "%s must be from 0 to %d", param, maxMS)
+		return 0, errorf(fault.Invalid, param, "%s must be from 0 to %d", param, maxMS)
 	}
 	return time.Duration(ms) * time.Millisecond, nil
 }
@@ -110,10 +111,10 @@ func (d *retryDoc) policy() (store.RetryPolicy, error) {
 		return store.RetryPolicy{}, err
 	}
 	if d.BackoffCoefficient != 0 && !(d.BackoffCoefficient >= 1 && d.BackoffCoefficient <= 100) {
-		return store.RetryPolicy{}, errorf(runtime.CodeInvalid, "retry.backoff_coefficient", "retry.backoff_coefficient must be from 1 to 100")
+		return store.RetryPolicy{}, errorf(fault.Invalid, "retry.backoff_coefficient", "retry.backoff_coefficient must be from 1 to 100")
 	}
 	if d.MaximumAttempts < 0 {
-		return store.RetryPolicy{}, errorf(runtime.CodeInvalid, "retry.maximum_attempts", "retry.maximum_attempts must not be negative")
+		return store.RetryPolicy{}, errorf(fault.Invalid, "retry.maximum_attempts", "retry.maximum_attempts must not be negative")
 	}
 	return store.RetryPolicy{
 		InitialInterval:        initial,
@@ -432,7 +433,7 @@ func pageSize(v string) (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 || n > maxPageSize {
-		return 0, errorf(runtime.CodeInvalid, "limit", "limit must be an integer from 1 to %d", maxPageSize)
+		return 0, errorf(fault.Invalid, "limit", "limit must be an integer from 1 to %d", maxPageSize)
 	}
 	return n, nil
 }
