@@ -76,6 +76,10 @@ func TestDependencyDirection(t *testing.T) {
 			forbid(pkg, deps, "a leaf imports the standard library only", func(d string) bool { return !isStd(d) })
 		case rel(pkg) == "store":
 			forbid(pkg, deps, "the store contract imports nothing of the module", func(d string) bool { return strings.HasPrefix(d, modulePath) })
+		case rel(pkg) == "runtime/fault":
+			forbid(pkg, deps, "the error codes import codec and the store contract only", func(d string) bool {
+				return strings.HasPrefix(d, modulePath) && rel(d) != "codec" && rel(d) != "store"
+			})
 		case under(pkg, "runtime"):
 			forbid(pkg, deps, "runtime never imports an adapter", func(d string) bool {
 				return under(d, "host") || under(d, "store/sqlite") || strings.HasPrefix(d, "github.com/tetratelabs/wazero")
