@@ -27,6 +27,10 @@ type scheduler struct {
 	// than there are workers, so sends never block.
 	work chan workItem
 
+	// failures counts the claims the store refused in a row; only the
+	// scheduler's goroutine touches it.
+	failures claimFailures
+
 	mu  sync.Mutex
 	due timeHeap // times at which queued tasks fall due
 	// rearm is signalled (coalesced) when due gained an earlier time.
@@ -158,12 +162,12 @@ func (s *scheduler) run(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			s.e.log.Error("claim tasks", "error", err)
-			if !s.sleep(ctx, timer, 100*time.Millisecond) {
+			if !s.sleep(ctx, timer, s.failures.failed(s.e, err)) {
 				return
 			}
 			continue
 		}
+		s.failures.succeeded(s.e)
 		for _, it := range items {
 			s.work <- it
 		}
@@ -222,4 +226,51 @@ func (h *timeHeap) Pop() any {
 	t := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return t
+}
+
+// claimFailureReport is how often a run of refused claims is logged again
+// while it lasts.
+const claimFailureReport = time.Minute
+
+// claimFailures keeps a store that refuses claims (a full disk, a database
+// that is down) from flooding the log or the store: the claim is tried
+// again after a backoff that doubles from StoreRetry.MinBackoff to
+// StoreRetry.MaxBackoff, the first refusal is logged, then one line per
+// claimFailureReport while refusals go on, and one when a claim succeeds
+// again.
+type claimFailures struct {
+	count    int       // refusals in a row
+	since    time.Time // the first of them
+	reported time.Time // when the run was last logged
+	backoff  time.Duration
+}
+
+// failed records a refused claim and returns how long to wait before the
+// next one.
+func (f *claimFailures) failed(e *Engine, err error) time.Duration {
+	now := time.Now()
+	retry := e.cfg.StoreRetry
+	f.count++
+	switch {
+	case f.count == 1:
+		f.since, f.reported, f.backoff = now, now, retry.MinBackoff
+		e.log.Error("claim tasks: the store refused; trying again with backoff", "error", err)
+	case now.Sub(f.reported) >= claimFailureReport:
+		f.reported = now
+		e.log.Error("claim tasks: the store still refuses", "error", err,
+			"refusals", f.count, "since", f.since.Format(time.RFC3339))
+	}
+	d := f.backoff
+	f.backoff = min(2*f.backoff, retry.MaxBackoff)
+	return d
+}
+
+// succeeded ends a run of refused claims, logging how long it lasted.
+func (f *claimFailures) succeeded(e *Engine) {
+	if f.count == 0 {
+		return
+	}
+	e.log.Info("claim tasks: the store accepts claims again", "refusals", f.count,
+		"after", time.Since(f.since).Round(time.Millisecond))
+	*f = claimFailures{}
 }
