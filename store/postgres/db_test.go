@@ -1,0 +1,339 @@
+package postgres_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/postgres"
+	"github.com/weft-run/weft/store/storetest"
+)
+
+var updateSchema = flag.Bool("update-schema", false, "rewrite testdata/schema.sql from the migrations")
+
+// serverEnv names the variable holding the DSN of a server the tests may
+// create databases on.
+const serverEnv = "WEFT_TEST_POSTGRES"
+
+// server returns the DSN of the test server, or skips tb.
+func server(tb testing.TB) string {
+	tb.Helper()
+	dsn := os.Getenv(serverEnv)
+	if dsn == "" {
+		tb.Skip(serverEnv + " is unset, so the PostgreSQL tests are skipped; run them with\n" +
+			"\texport " + serverEnv + "=$(scripts/pg-test.sh start /tmp/pg)\n" +
+			"\tgo test -race ./store/postgres/")
+	}
+	return dsn
+}
+
+// randomName returns prefix followed by random hex digits.
+func randomName(prefix string) string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
+
+// withParam returns dsn with one more query parameter.
+func withParam(tb testing.TB, dsn, key, value string) string {
+	tb.Helper()
+	u, err := url.Parse(dsn)
+	require.NoError(tb, err)
+	q := u.Query()
+	q.Set(key, value)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// NewDatabase creates a database with a random name on the test server,
+// dropped when tb ends, and returns its DSN.
+func NewDatabase(tb testing.TB) string {
+	tb.Helper()
+	admin := server(tb)
+	name := randomName("weft_test_")
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, admin)
+	require.NoError(tb, err, "connect to %s=%s", serverEnv, admin)
+	_, err = conn.Exec(ctx, "CREATE DATABASE "+name)
+	_ = conn.Close(ctx)
+	require.NoError(tb, err)
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, admin)
+		if err != nil {
+			tb.Errorf("drop database %s: %v", name, err)
+			return
+		}
+		defer func() { _ = conn.Close(ctx) }()
+		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+			tb.Errorf("drop database %s: %v", name, err)
+		}
+	})
+	u, err := url.Parse(admin)
+	require.NoError(tb, err)
+	u.Path = "/" + name
+	return u.String()
+}
+
+// NewSchema creates a schema with a random name in the database at dsn and
+// returns a DSN whose connections use it: a fresh, empty store for each
+// test without the cost of a database each.
+func NewSchema(tb testing.TB, dsn string) string {
+	tb.Helper()
+	name := randomName("s_")
+	conn, err := pgx.Connect(tb.Context(), dsn)
+	require.NoError(tb, err)
+	defer func() { _ = conn.Close(context.Background()) }()
+	_, err = conn.Exec(tb.Context(), "CREATE SCHEMA "+name)
+	require.NoError(tb, err)
+	return withParam(tb, dsn, "search_path", name)
+}
+
+// MustOpen opens a store on dsn, closed when tb ends.
+func MustOpen(tb testing.TB, dsn string) *postgres.DB {
+	tb.Helper()
+	db, err := postgres.Open(tb.Context(), dsn, postgres.Options{Logger: testLogger(tb)})
+	require.NoError(tb, err)
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		require.NoError(tb, db.Close(ctx))
+	})
+	return db
+}
+
+// testLogger writes through tb.Log.
+func testLogger(tb testing.TB) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Name: tb.Name(), Level: hclog.Warn, Output: logWriter{tb}})
+}
+
+type logWriter struct{ tb testing.TB }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.tb.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+func TestConformance(t *testing.T) {
+	dsn := NewDatabase(t)
+	storetest.Run(t, func(tb testing.TB) store.Store {
+		return MustOpen(tb, NewSchema(tb, dsn))
+	})
+}
+
+// schemaDump describes the tables, columns, constraints and indexes of the
+// schema the connection uses, one statement-like line each, sorted.
+func schemaDump(t *testing.T, dsn string) string {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), dsn)
+	require.NoError(t, err)
+	defer func() { _ = conn.Close(context.Background()) }()
+	var lines []string
+	collect := func(q string) {
+		rows, err := conn.Query(t.Context(), q)
+		require.NoError(t, err)
+		got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		lines = append(lines, got...)
+		lines = append(lines, "")
+	}
+	collect(`SELECT format('COLUMN %s.%s %s%s%s%s', c.table_name, c.column_name,
+			CASE WHEN c.data_type = 'ARRAY' THEN substr(c.udt_name, 2) || '[]' ELSE c.data_type END,
+			CASE WHEN c.collation_name IS NOT NULL THEN ' COLLATE ' || c.collation_name ELSE '' END,
+			CASE WHEN c.is_nullable = 'NO' THEN ' NOT NULL' ELSE '' END,
+			CASE WHEN c.column_default IS NOT NULL THEN ' DEFAULT ' || c.column_default ELSE '' END)
+		FROM information_schema.columns c
+		WHERE c.table_schema = current_schema()
+		ORDER BY c.table_name, c.ordinal_position`)
+	collect(`SELECT format('CONSTRAINT %s ON %s %s', con.conname, rel.relname, pg_get_constraintdef(con.oid))
+		FROM pg_constraint con JOIN pg_class rel ON rel.oid = con.conrelid
+		WHERE rel.relnamespace = current_schema()::regnamespace
+		ORDER BY rel.relname, con.conname`)
+	collect(`SELECT regexp_replace(indexdef, ' ON \S+\.', ' ON ') FROM pg_indexes
+		WHERE schemaname = current_schema() ORDER BY tablename, indexname`)
+	return strings.Join(lines, "\n")
+}
+
+func TestSchema(t *testing.T) {
+	dsn := NewSchema(t, NewDatabase(t))
+	db := MustOpen(t, dsn)
+	require.NoError(t, db.Close(t.Context()))
+
+	conn, err := pgx.Connect(t.Context(), dsn)
+	require.NoError(t, err)
+	var version int
+	require.NoError(t, conn.QueryRow(t.Context(), "SELECT max(version) FROM schema_migrations").Scan(&version))
+	require.NoError(t, conn.Close(t.Context()))
+	require.Equal(t, postgres.SchemaVersion(), version)
+
+	dump := schemaDump(t, dsn)
+	golden := filepath.Join("testdata", "schema.sql")
+	if *updateSchema {
+		require.NoError(t, os.WriteFile(golden, []byte(dump), 0o644))
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err)
+	require.Equal(t, string(want), dump, "the migrated schema differs from testdata/schema.sql (run with -update-schema after a new migration)")
+}
+
+func TestOpen(t *testing.T) {
+	database := NewDatabase(t)
+
+	t.Run("ReopenKeepsData", func(t *testing.T) {
+		dsn := NewSchema(t, database)
+		db, err := postgres.Open(t.Context(), dsn, postgres.Options{})
+		require.NoError(t, err)
+		task := storetest.MustInsertTask(t, db, nil)
+		require.NoError(t, db.Close(t.Context()))
+		require.NoError(t, db.Close(t.Context()), "Close is idempotent")
+		_, err = db.TaskGet(t.Context(), task.ID)
+		require.ErrorIs(t, err, store.ErrClosed)
+		_, err = db.TaskInsert(t.Context(), &store.TaskInsertParams{Module: "m", ModuleDigest: storetest.Digest, Function: "f"})
+		require.ErrorIs(t, err, store.ErrClosed)
+
+		again := MustOpen(t, dsn)
+		storetest.MustCheckLog(t, again, task.ID)
+	})
+
+	t.Run("SchemaTooNew", func(t *testing.T) {
+		dsn := NewSchema(t, database)
+		db := MustOpen(t, dsn)
+		task := storetest.MustInsertTask(t, db, nil)
+		require.NoError(t, db.Close(t.Context()))
+		conn, err := pgx.Connect(t.Context(), dsn)
+		require.NoError(t, err)
+		defer func() { _ = conn.Close(context.Background()) }()
+		_, err = conn.Exec(t.Context(), "INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, 'future', now())", postgres.SchemaVersion()+1)
+		require.NoError(t, err)
+		before := schemaDump(t, dsn)
+
+		_, err = postgres.Open(t.Context(), dsn, postgres.Options{})
+		require.ErrorIs(t, err, postgres.ErrSchemaTooNew)
+		require.ErrorContains(t, err, "upgrade weft")
+		require.NotContains(t, err.Error(), "password")
+		require.Equal(t, before, schemaDump(t, dsn), "the newer database is left unchanged")
+
+		_, err = conn.Exec(t.Context(), "DELETE FROM schema_migrations WHERE name = 'future'")
+		require.NoError(t, err)
+		storetest.MustCheckLog(t, MustOpen(t, dsn), task.ID)
+	})
+
+	t.Run("ConcurrentOpens", func(t *testing.T) {
+		// Hosts starting together against a new database: the migration
+		// lock lets exactly one apply each migration.
+		dsn := NewSchema(t, database)
+		const n = 4
+		dbs := make([]*postgres.DB, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				dbs[i], errs[i] = postgres.Open(t.Context(), dsn, postgres.Options{MaxConns: 2})
+			}()
+		}
+		wg.Wait()
+		for i := range n {
+			require.NoError(t, errs[i])
+			defer func() { _ = dbs[i].Close(context.Background()) }()
+		}
+		conn, err := pgx.Connect(t.Context(), dsn)
+		require.NoError(t, err)
+		defer func() { _ = conn.Close(context.Background()) }()
+		var rows int
+		require.NoError(t, conn.QueryRow(t.Context(), "SELECT count(*) FROM schema_migrations").Scan(&rows))
+		require.Equal(t, postgres.SchemaVersion(), rows)
+		res, err := dbs[0].ServiceInit(t.Context(), &store.ServiceInitParams{})
+		require.NoError(t, err)
+		require.True(t, res.Created)
+		res, err = dbs[1].ServiceInit(t.Context(), &store.ServiceInitParams{})
+		require.NoError(t, err)
+		require.False(t, res.Created, "the second host reads the identity the first created")
+	})
+
+	t.Run("BadOptions", func(t *testing.T) {
+		_, err := postgres.Open(t.Context(), "postgres://%zz", postgres.Options{})
+		require.ErrorIs(t, err, store.ErrInvalid)
+		_, err = postgres.Open(t.Context(), database, postgres.Options{MaxConns: -1})
+		require.ErrorIs(t, err, store.ErrInvalid)
+		_, err = postgres.Open(t.Context(), database, postgres.Options{MaxConns: 2, MinConns: 3})
+		require.ErrorIs(t, err, store.ErrInvalid)
+	})
+
+	t.Run("StatementTimeout", func(t *testing.T) {
+		dsn := NewSchema(t, database)
+		db, err := postgres.Open(t.Context(), dsn, postgres.Options{StatementTimeout: 1500 * time.Millisecond, LockTimeout: 750 * time.Millisecond})
+		require.NoError(t, err)
+		defer func() { _ = db.Close(context.Background()) }()
+		conn, err := pgx.Connect(t.Context(), dsn)
+		require.NoError(t, err)
+		defer func() { _ = conn.Close(context.Background()) }()
+		task := storetest.MustInsertTask(t, db, nil)
+		// Another session holds the task's row: the store's write gives up
+		// after the lock timeout instead of waiting for ever.
+		tx, err := conn.Begin(t.Context())
+		require.NoError(t, err)
+		defer func() { _ = tx.Rollback(context.Background()) }()
+		_, err = tx.Exec(t.Context(), "SELECT 1 FROM tasks WHERE id = $1 FOR UPDATE", task.ID)
+		require.NoError(t, err)
+		start := time.Now()
+		_, _, err = db.TaskCancel(t.Context(), task.ID)
+		require.ErrorContains(t, err, "lock timeout")
+		require.Less(t, time.Since(start), 5*time.Second)
+		require.NoError(t, tx.Rollback(t.Context()))
+		_, changed, err := db.TaskCancel(t.Context(), task.ID)
+		require.NoError(t, err)
+		require.True(t, changed)
+	})
+}
+
+// TestRetry checks that a transaction failing with a deadlock or a
+// serialization failure runs again: two cancels of two tasks, each holding
+// one row and then wanting the other's, deadlock; the server aborts one,
+// and both calls still succeed.
+func TestRetry(t *testing.T) {
+	dsn := NewSchema(t, NewDatabase(t))
+	db := MustOpen(t, dsn)
+	parent := storetest.MustRunning(t, db, &store.TaskInsertParams{Kind: store.KindWorkflow})
+	const n = 40
+	var failures atomic.Int64
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Children are inserted against the same parent from many
+			// goroutines; each insert locks the parent to append to its
+			// log, so the writers take turns and the log stays gapless.
+			_, err := db.TaskInsert(t.Context(), &store.TaskInsertParams{
+				Module: "m", ModuleDigest: storetest.Digest, Function: fmt.Sprintf("f%d", i),
+				ParentTaskID: parent.ID, ParentEvents: []store.EventDraft{{Type: "activity.scheduled"}},
+			})
+			if err != nil {
+				failures.Add(1)
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	require.Zero(t, failures.Load())
+	got := storetest.MustCheckLog(t, db, parent.ID)
+	require.Equal(t, int64(2+n), got.LastSeq)
+}
