@@ -253,12 +253,6 @@ func retryable(err error) bool {
 	return false
 }
 
-// isUnique reports a unique or primary key violation.
-func isUnique(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "23505"
-}
-
 // closedOr returns ErrClosed for a failure of a store closed meanwhile, and
 // err otherwise.
 func (db *DB) closedOr(err error) error {

@@ -1,17 +1,16 @@
 package postgres_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"flag"
-	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -304,36 +303,81 @@ func TestOpen(t *testing.T) {
 	})
 }
 
-// TestRetry checks that a transaction failing with a deadlock or a
-// serialization failure runs again: two cancels of two tasks, each holding
-// one row and then wanting the other's, deadlock; the server aborts one,
-// and both calls still succeed.
+// TestRetry checks that a transaction the server aborts as a deadlock
+// victim runs again. Another session holds the parent workflow's row; the
+// child's completion locks the child, then waits for the parent (to append
+// activity.completed to its log); the other session then asks for the
+// child's row. The store's backend detects the cycle first (the other
+// session's deadlock_timeout is far longer) and aborts the store's
+// transaction, whose retry succeeds once the other session is done.
 func TestRetry(t *testing.T) {
 	dsn := NewSchema(t, NewDatabase(t))
-	db := MustOpen(t, dsn)
+	var logs syncBuffer
+	db, err := postgres.Open(t.Context(), dsn, postgres.Options{
+		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: &logs}),
+	})
+	require.NoError(t, err)
+	defer func() { _ = db.Close(context.Background()) }()
 	parent := storetest.MustRunning(t, db, &store.TaskInsertParams{Kind: store.KindWorkflow})
-	const n = 40
-	var failures atomic.Int64
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// Children are inserted against the same parent from many
-			// goroutines; each insert locks the parent to append to its
-			// log, so the writers take turns and the log stays gapless.
-			_, err := db.TaskInsert(t.Context(), &store.TaskInsertParams{
-				Module: "m", ModuleDigest: storetest.Digest, Function: fmt.Sprintf("f%d", i),
-				ParentTaskID: parent.ID, ParentEvents: []store.EventDraft{{Type: "activity.scheduled"}},
-			})
-			if err != nil {
-				failures.Add(1)
-				t.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
-	require.Zero(t, failures.Load())
+	child := storetest.MustRunning(t, db, &store.TaskInsertParams{ParentTaskID: parent.ID})
+
+	conn, err := pgx.Connect(t.Context(), dsn)
+	require.NoError(t, err)
+	defer func() { _ = conn.Close(context.Background()) }()
+	tx, err := conn.Begin(t.Context())
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(context.Background()) }()
+	_, err = tx.Exec(t.Context(), "SET LOCAL deadlock_timeout = '30s'")
+	require.NoError(t, err)
+	_, err = tx.Exec(t.Context(), "SELECT 1 FROM tasks WHERE id = $1 FOR UPDATE", parent.ID)
+	require.NoError(t, err)
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := db.TaskTransition(t.Context(), &store.TaskTransitionParams{
+			ID: child.ID, From: []store.Status{store.StatusRunning}, To: store.StatusCompleted,
+			ParentEvents: []store.EventDraft{{Type: "activity.completed"}},
+		})
+		done <- err
+	}()
+	// Wait until the store's transaction holds the child and waits for the
+	// parent, then close the cycle.
+	watch, err := pgx.Connect(t.Context(), dsn)
+	require.NoError(t, err)
+	defer func() { _ = watch.Close(context.Background()) }()
+	require.Eventually(t, func() bool {
+		var waiting bool
+		err := watch.QueryRow(t.Context(), `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid())`).Scan(&waiting)
+		return err == nil && waiting
+	}, 10*time.Second, 10*time.Millisecond)
+	_, err = tx.Exec(t.Context(), "SELECT 1 FROM tasks WHERE id = $1 FOR UPDATE", child.ID)
+	require.NoError(t, err, "the store's transaction is the victim, not this one")
+	require.NoError(t, tx.Commit(t.Context()))
+
+	require.NoError(t, <-done)
+	require.Contains(t, logs.String(), "transaction retried")
+	require.Contains(t, logs.String(), "40P01")
+	require.Equal(t, store.StatusCompleted, storetest.MustCheckLog(t, db, child.ID).Status)
 	got := storetest.MustCheckLog(t, db, parent.ID)
-	require.Equal(t, int64(2+n), got.LastSeq)
+	events := storetest.MustEvents(t, db, parent.ID)
+	require.Equal(t, "activity.completed", events[got.LastSeq].Type)
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -156,4 +156,3 @@ func tooNew(found, known int) error {
 	return fmt.Errorf("%w: database schema version %d, this binary knows up to %d; upgrade weft (the database was left unchanged)",
 		ErrSchemaTooNew, found, known)
 }
-
