@@ -198,8 +198,8 @@ func (db *DB) PairingRedeem(ctx context.Context, p *store.PairingRedeemParams) (
 		if c, err = t.insertClient(cp, n); err != nil {
 			return err
 		}
-		_, err = t.exec("UPDATE pairings SET used_at = $1, client_id = $2 WHERE id = $3", n, c.ID, id)
-		return err
+		t.laterOne("UPDATE pairings SET used_at = $1, client_id = $2 WHERE id = $3", n, c.ID, id)
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("redeem pairing: %w", err)

@@ -59,18 +59,14 @@ func (t *tx) appendEvents(taskID string, ds []store.EventDraft, n time.Time, wak
 			pr := *progress
 			pr.UpdatedAt = n
 			task.Progress = &pr
-			if err := t.execOne("UPDATE tasks SET last_seq = $1, updated_at = $2, not_before = $3, progress = $4 WHERE id = $5 AND last_seq = $6",
-				task.LastSeq, n, task.NotBefore, marshalProgress(&pr), taskID, prev); err != nil {
-				return err
-			}
-		} else if err := t.execOne("UPDATE tasks SET last_seq = $1, updated_at = $2, not_before = $3 WHERE id = $4 AND last_seq = $5",
-			task.LastSeq, n, task.NotBefore, taskID, prev); err != nil {
-			return err
+			t.laterOne("UPDATE tasks SET last_seq = $1, updated_at = $2, not_before = $3, progress = $4 WHERE id = $5 AND last_seq = $6",
+				task.LastSeq, n, task.NotBefore, marshalProgress(&pr), taskID, prev)
+		} else {
+			t.laterOne("UPDATE tasks SET last_seq = $1, updated_at = $2, not_before = $3 WHERE id = $4 AND last_seq = $5",
+				task.LastSeq, n, task.NotBefore, taskID, prev)
 		}
 		if wake && task.Status == store.StatusRunning && task.Kind == store.KindWorkflow {
-			if err := t.wakeWorkflow(taskID, n); err != nil {
-				return err
-			}
+			t.wakeWorkflow(taskID, n)
 		}
 		out = make([]*store.Event, len(ds))
 		for i, d := range ds {
@@ -121,24 +117,20 @@ func (t *tx) insertEvent(taskID string, seq int64, typ string, payload []byte, n
 	t.touch(taskID)
 }
 
-// flushEvents writes the transaction's event rows in one statement, one
+// flushEvents queues the transaction's event rows as one statement, one
 // array per column: a write appends several events (a status change and
-// its journal events, a child's start), and each statement costs a round
-// trip.
-func (t *tx) flushEvents() error {
+// its journal events, a child's start), and a statement per row would cost
+// the server far more than a row.
+func (t *tx) flushEvents() {
 	e := &t.events
 	if len(e.taskIDs) == 0 {
-		return nil
+		return
 	}
-	_, err := t.exec(`INSERT INTO task_events (task_id, seq, type, payload, created_at)
+	t.later(`INSERT INTO task_events (task_id, seq, type, payload, created_at)
 		SELECT u.task_id, u.seq, u.type, u.payload::json, u.created_at
 		FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::timestamptz[]) AS u (task_id, seq, type, payload, created_at)`,
 		e.taskIDs, e.seqs, e.types, e.payloads, e.times)
-	if err != nil {
-		return fmt.Errorf("events of %s#%d: %w", e.taskIDs[0], e.seqs[0], err)
-	}
 	*e = eventRows{}
-	return nil
 }
 
 // eventBlock is how many events EventList allocates at once.

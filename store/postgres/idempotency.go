@@ -154,7 +154,8 @@ func (db *DB) IdempotencyKeyRelease(ctx context.Context, p *store.IdempotencyKey
 		case taskID != "":
 			return nil // its task was committed: the key answers for it
 		}
-		return t.execOne("DELETE FROM idempotency_keys WHERE client_id = $1 AND key = $2 AND state = 'in_flight'", clientID, key)
+		t.laterOne("DELETE FROM idempotency_keys WHERE client_id = $1 AND key = $2 AND state = 'in_flight'", clientID, key)
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("release idempotency key: %w", err)

@@ -129,9 +129,7 @@ func (t *tx) move(task *store.Task, m *move, n time.Time) error {
 	prev := task.LastSeq
 	seq := prev + 1
 	task.LastSeq += int64(len(m.events)) + 1
-	if err := t.execOne(moveSQL[m.to], moveArgs(task, from, prev)...); err != nil {
-		return err
-	}
+	t.laterOne(moveSQL[m.to], moveArgs(task, from, prev)...)
 	t.insertEvents(task.ID, seq, m.events, n)
 	return t.statusEvent(task, from, m.reason, n)
 }
@@ -161,10 +159,8 @@ func (t *tx) statusEvent(task *store.Task, from store.Status, reason string, n t
 			return fmt.Errorf("response document: %w", err)
 		}
 		payload = b
-		if _, err := t.exec(`INSERT INTO responses (task_id, status, created_at, finished_at) VALUES ($1, $2, $3, $4)`,
-			task.ID, string(task.Status), task.CreatedAt, n); err != nil {
-			return err
-		}
+		t.later(`INSERT INTO responses (task_id, status, created_at, finished_at) VALUES ($1, $2, $3, $4)`,
+			task.ID, string(task.Status), task.CreatedAt, n)
 	default:
 		typ = store.EventStatusChanged
 	}

@@ -133,10 +133,8 @@ func (t *tx) recoverTask(task *store.Task, n time.Time, res *store.TaskRecoverRe
 		prev := task.LastSeq
 		task.LastSeq++
 		task.UpdatedAt = n
-		if err := t.execOne("UPDATE tasks SET last_seq = $1, updated_at = $2 WHERE id = $3 AND last_seq = $4",
-			task.LastSeq, n, task.ID, prev); err != nil {
-			return err
-		}
+		t.laterOne("UPDATE tasks SET last_seq = $1, updated_at = $2 WHERE id = $3 AND last_seq = $4",
+			task.LastSeq, n, task.ID, prev)
 		t.insertEvent(task.ID, task.LastSeq, store.EventRecovered,
 			statusPayload(store.StatusRunning, store.StatusRunning, task.Attempt, store.CodeServerRestarted), n)
 		return nil

@@ -99,18 +99,17 @@ func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, star
 	if start {
 		started = n
 	}
-	// ON CONFLICT DO NOTHING: a taken id is ErrExists without aborting
-	// the transaction's other work first.
-	tag, err := t.exec(insertTaskSQL+" ON CONFLICT (id) DO NOTHING",
+	// Queued with the rest of the transaction: a taken id fails it, and
+	// the primary key's violation becomes ErrExists.
+	t.laterInsert(func(err error) error {
+		if isUnique(err, "tasks_pkey") {
+			return fmt.Errorf("%w: task %s", store.ErrExists, task.ID)
+		}
+		return err
+	}, insertTaskSQL,
 		task.ID, task.Module, task.ModuleDigest, task.Function, string(task.Kind), inCodec, in, string(task.Status),
 		string(task.OnRestart), task.Timeout.Milliseconds(), retry, task.Attempt, task.OwnerClientID, parent,
 		task.NotBefore, n, n, started, task.LastSeq, task.MemoryLimit)
-	if err != nil {
-		return nil, err
-	}
-	if tag.RowsAffected() == 0 {
-		return nil, fmt.Errorf("%w: task %s", store.ErrExists, task.ID)
-	}
 	t.insertEvent(task.ID, 0, store.EventResponseCreated, statusPayload(store.StatusQueued, "", 0, ""), n)
 	if start {
 		t.insertEvent(task.ID, 1, store.EventStatusChanged, statusPayload(store.StatusLoading, store.StatusQueued, 1, ""), n)
@@ -424,10 +423,8 @@ func (db *DB) TaskCheckpoint(ctx context.Context, p *store.TaskCheckpointParams)
 			cur.UpdatedAt = n
 			cur.LastSeq += int64(len(p.Events))
 			codec, data := payloadArgs(cur.Checkpoint)
-			if err := t.execOne(`UPDATE tasks SET checkpoint_codec = $1, checkpoint = $2, updated_at = $3, last_seq = $4
-				WHERE id = $5 AND last_seq = $6`, codec, data, n, cur.LastSeq, cur.ID, prev); err != nil {
-				return err
-			}
+			t.laterOne(`UPDATE tasks SET checkpoint_codec = $1, checkpoint = $2, updated_at = $3, last_seq = $4
+				WHERE id = $5 AND last_seq = $6`, codec, data, n, cur.LastSeq, cur.ID, prev)
 			t.insertEvents(cur.ID, prev+1, p.Events, n)
 			return nil
 		})

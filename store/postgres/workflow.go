@@ -71,21 +71,19 @@ func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams)
 				if err := t.move(cur, m, n); err != nil {
 					return err
 				}
-				_, err := t.exec("DELETE FROM workflow_waits WHERE task_id = $1", cur.ID)
-				return err
+				t.later("DELETE FROM workflow_waits WHERE task_id = $1", cur.ID)
+				return nil
 			}
 			prev := cur.LastSeq
 			cur.LastSeq += int64(len(events))
 			cur.UpdatedAt = n
-			if err := t.execOne("UPDATE tasks SET last_seq = $1, updated_at = $2 WHERE id = $3 AND status = 'running' AND last_seq = $4",
-				cur.LastSeq, n, cur.ID, prev); err != nil {
-				return err
-			}
+			t.laterOne("UPDATE tasks SET last_seq = $1, updated_at = $2 WHERE id = $3 AND status = 'running' AND last_seq = $4",
+				cur.LastSeq, n, cur.ID, prev)
 			t.insertEvents(cur.ID, prev+1, events, n)
-			_, err := t.exec(`INSERT INTO workflow_waits (task_id, attempt, wake_at) VALUES ($1, $2, $3)
+			t.later(`INSERT INTO workflow_waits (task_id, attempt, wake_at) VALUES ($1, $2, $3)
 				ON CONFLICT (task_id) DO UPDATE SET attempt = excluded.attempt, wake_at = excluded.wake_at`,
 				cur.ID, cur.Attempt, tsOrNull(p.WakeAt))
-			return err
+			return nil
 		})
 		if err != nil {
 			return err
@@ -200,9 +198,7 @@ func (db *DB) WorkflowChildEnd(ctx context.Context, p *store.TaskTransitionParam
 		if parent.Status != store.StatusRunning || parent.Attempt != attempt {
 			return nil // a stale wait
 		}
-		if _, err := t.exec("DELETE FROM workflow_waits WHERE task_id = $1", parentID); err != nil {
-			return err
-		}
+		t.later("DELETE FROM workflow_waits WHERE task_id = $1", parentID)
 		res.Parent = parent
 		return nil
 	})
@@ -292,9 +288,7 @@ func (db *DB) WorkflowClaim(ctx context.Context, p *store.WorkflowClaimParams) (
 					res.Refused = true
 					continue
 				}
-				if _, err := t.exec("DELETE FROM workflow_waits WHERE task_id = $1", d.id); err != nil {
-					return err
-				}
+				t.later("DELETE FROM workflow_waits WHERE task_id = $1", d.id)
 				if live {
 					res.Tasks = append(res.Tasks, task)
 				}
@@ -342,8 +336,7 @@ func (db *DB) WorkflowResume(ctx context.Context, p *store.WorkflowResumeParams)
 // wakeWorkflow makes the waiting workflow taskID due now; a workflow that
 // is not waiting (in the middle of a run) is left alone: its commit finds
 // the log grown and runs it again.
-func (t *tx) wakeWorkflow(taskID string, n time.Time) error {
-	_, err := t.exec("UPDATE workflow_waits SET wake_at = $1 WHERE task_id = $2 AND (wake_at IS NULL OR wake_at > $1)",
+func (t *tx) wakeWorkflow(taskID string, n time.Time) {
+	t.later("UPDATE workflow_waits SET wake_at = $1 WHERE task_id = $2 AND (wake_at IS NULL OR wake_at > $1)",
 		n, taskID)
-	return err
 }
