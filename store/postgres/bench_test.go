@@ -76,12 +76,14 @@ func report(b *testing.B, ops int, elapsed time.Duration, unit string) {
 	b.ReportMetric(rate/baseline(b), "x_baseline")
 }
 
-// openBench opens a store on a fresh schema.
+// openBench opens a store on a fresh schema, its pool's connections
+// already open.
 func openBench(b *testing.B) *postgres.DB {
 	b.Helper()
-	db, err := postgres.Open(b.Context(), NewSchema(b, NewDatabase(b)), postgres.Options{MaxConns: benchConns})
+	db, err := postgres.Open(b.Context(), NewSchema(b, NewDatabase(b)), postgres.Options{MaxConns: benchConns, MinConns: benchConns})
 	require.NoError(b, err)
 	b.Cleanup(func() { _ = db.Close(context.Background()) })
+	require.Eventually(b, func() bool { return db.Stat().IdleConns() >= benchConns }, 10*time.Second, 5*time.Millisecond)
 	return db
 }
 
@@ -127,6 +129,7 @@ func BenchmarkTaskInsert(b *testing.B) {
 		db := openBench(b)
 		ctx := b.Context()
 		b.SetParallelism(parallelism) // callers per CPU
+		b.ResetTimer()
 		start := time.Now()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {

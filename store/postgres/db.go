@@ -254,3 +254,6 @@ func (db *DB) query(ctx context.Context, query string, args ...any) (pgx.Rows, e
 	}
 	return rows, nil
 }
+
+// Stat returns the statistics of the connection pool, for metrics.
+func (db *DB) Stat() *pgxpool.Stat { return db.pool.Stat() }

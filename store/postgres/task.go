@@ -345,16 +345,22 @@ const queueOwnersSQL = `WITH RECURSIVE o (owner) AS (
 	)
 	SELECT owner FROM o WHERE owner IS NOT NULL`
 
-// claimNextSQL locks the oldest eligible queued task of one owner that no
+// claimNextSQL locks the oldest eligible queued tasks of one owner that no
 // other transaction holds: concurrent claims skip each other's rows
 // instead of queueing behind them.
 const claimNextSQL = "SELECT " + taskColumns + ` FROM tasks
 	WHERE status = 'queued' AND owner_client_id = $1 AND not_before <= $2
-	ORDER BY not_before, id LIMIT 1 FOR NO KEY UPDATE SKIP LOCKED`
+	ORDER BY not_before, id LIMIT $3 FOR NO KEY UPDATE SKIP LOCKED`
 
 // claimQueued claims up to limit eligible queued tasks, round-robin over
 // their owners starting after cursor, the owner served last, oldest first
 // within an owner. It returns the claimed tasks and the owner served last.
+//
+// Each owner's next tasks are locked a few at a time (its share of what
+// is left to claim), so a claim of many tasks reads them in a few
+// statements; the moves to loading are queued and sent together. A task
+// locked and not claimed (the limit was reached, or the gate refused its
+// owner) stays queued and is free again at the commit.
 func (t *tx) claimQueued(limit int, at, n time.Time, gate store.ClaimGate, cursor string) ([]*store.Task, string, error) {
 	rows, err := t.query(queueOwnersSQL)
 	if err != nil {
@@ -376,20 +382,30 @@ func (t *tx) claimQueued(limit int, at, n time.Time, gate store.ClaimGate, curso
 		}
 	}
 	owners = append(owners[start:], owners[:start]...)
+	// next holds each owner's locked, not yet claimed tasks, oldest first.
+	next := make(map[string][]*store.Task, len(owners))
 	var claimed []*store.Task
 	for len(claimed) < limit && len(owners) > 0 {
-		next := owners[:0]
+		active := owners[:0]
 		for _, o := range owners {
 			if len(claimed) == limit {
 				break
 			}
-			task, err := scanTask(t.queryRow(claimNextSQL, o, at))
-			if errors.Is(err, pgx.ErrNoRows) {
-				continue // nothing eligible and free: drop the owner from this claim
+			if len(next[o]) == 0 {
+				share := max(1, (limit-len(claimed)+len(owners)-1)/len(owners))
+				rows, err := t.query(claimNextSQL, o, at, share)
+				if err != nil {
+					return nil, cursor, err
+				}
+				if next[o], err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (*store.Task, error) { return scanTask(r) }); err != nil {
+					return nil, cursor, err
+				}
+				if len(next[o]) == 0 {
+					continue // nothing eligible and free: drop the owner from this claim
+				}
 			}
-			if err != nil {
-				return nil, cursor, err
-			}
+			task := next[o][0]
+			next[o] = next[o][1:]
 			if gate != nil && !gate.Admit(o, task.MemoryLimit) {
 				continue // kept waiting: drop the owner from this claim
 			}
@@ -398,9 +414,9 @@ func (t *tx) claimQueued(limit int, at, n time.Time, gate store.ClaimGate, curso
 			}
 			claimed = append(claimed, task)
 			cursor = o
-			next = append(next, o)
+			active = append(active, o)
 		}
-		owners = next
+		owners = active
 	}
 	return claimed, cursor, nil
 }
