@@ -76,9 +76,13 @@ start() {
 	else
 		# The socket directory is DIR itself: /run/postgresql may not exist
 		# and needs no sharing with a system server.
-		as_postgres "$bin/pg_ctl" -D "$dir" -l "$dir/server.log" -w -t 60 \
+		if ! as_postgres "$bin/pg_ctl" -D "$dir" -l "$dir/server.log" -w -t 60 \
 			-o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=200 -c fsync=on -c synchronous_commit=on" \
-			start >&2
+			start >&2; then
+			echo "pg-test: the server did not start (port $port taken? set WEFT_PG_PORT); its log:" >&2
+			tail -n 20 "$dir/server.log" >&2 || true
+			exit 1
+		fi
 	fi
 	echo "postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
 }

@@ -22,7 +22,14 @@
 //     versions are taken by unique constraints (INSERT … ON CONFLICT) and
 //     row locks, never by a read followed by a blind write.
 //
-// A child task and its workflow are locked child first, everywhere. A
+// A child task and its workflow are locked child first, everywhere.
+//
+// Round trips are what a write costs, so a transaction pipelines: BEGIN
+// goes out with its first statement, and the writes whose results the
+// method does not need (the UPDATE of a locked row, the response row, the
+// events, one array per column) wait and go out ahead of the next
+// statement, or with the COMMIT. A status change is two round trips; a task
+// insert is one. A
 // transaction that fails with a serialization failure (40001) or a
 // deadlock (40P01) runs again from the start, up to Options.MaxRetries
 // times. A COMMIT runs to its end even when the caller's context ends, so a
