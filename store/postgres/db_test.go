@@ -381,3 +381,101 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// TestHosts runs two stores on one database, as two hosts would: claims
+// never hand one task to both, and appends from both to one task's log
+// leave no gap.
+func TestHosts(t *testing.T) {
+	dsn := NewSchema(t, NewDatabase(t))
+	a, b := MustOpen(t, dsn), MustOpen(t, dsn)
+	hosts := []*postgres.DB{a, b}
+	ctx := t.Context()
+
+	const n = 300
+	for i := range n {
+		storetest.MustInsertTask(t, hosts[i%2], &store.TaskInsertParams{OwnerClientID: []string{"cli_a", "cli_b", "cli_c"}[i%3]})
+	}
+	var (
+		mu   sync.Mutex
+		seen = map[string]int{}
+		wg   sync.WaitGroup
+	)
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				claimed, err := hosts[w%2].TaskClaim(ctx, &store.TaskClaimParams{Limit: 5})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(claimed) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, c := range claimed {
+					seen[c.ID]++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	require.Len(t, seen, n, "every task claimed")
+	for id, k := range seen {
+		require.Equal(t, 1, k, "task %s claimed %d times", id, k)
+	}
+
+	task := storetest.MustRunning(t, a, nil)
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 25 {
+				if _, err := hosts[w%2].EventAppend(ctx, &store.EventAppendParams{
+					TaskID: task.ID, Events: []store.EventDraft{{Type: store.EventLog}, {Type: store.EventLog}},
+				}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	require.Equal(t, int64(2+8*25*2), storetest.MustCheckLog(t, b, task.ID).LastSeq)
+}
+
+// TestCancelledWrite checks that a write whose context ends while it waits
+// for a row lock returns at once and leaves no connection inside a
+// transaction.
+func TestCancelledWrite(t *testing.T) {
+	dsn := NewSchema(t, NewDatabase(t))
+	db := MustOpen(t, dsn)
+	task := storetest.MustInsertTask(t, db, nil)
+	conn, err := pgx.Connect(t.Context(), dsn)
+	require.NoError(t, err)
+	defer func() { _ = conn.Close(context.Background()) }()
+	tx, err := conn.Begin(t.Context())
+	require.NoError(t, err)
+	_, err = tx.Exec(t.Context(), "SELECT 1 FROM tasks WHERE id = $1 FOR UPDATE", task.ID)
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, _, err = db.TaskCancel(ctx, task.ID)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Less(t, time.Since(start), 3*time.Second)
+	require.NoError(t, tx.Rollback(t.Context()))
+
+	for range 3 {
+		_, err := db.EventAppend(t.Context(), &store.EventAppendParams{TaskID: task.ID, Events: []store.EventDraft{{Type: store.EventLog}}})
+		require.NoError(t, err)
+	}
+	var stuck int
+	require.NoError(t, conn.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity
+		WHERE datname = current_database() AND application_name = 'weft' AND state LIKE 'idle in transaction%'`).Scan(&stuck))
+	require.Zero(t, stuck, "a pooled connection was left inside a transaction")
+	require.Equal(t, int64(3), storetest.MustCheckLog(t, db, task.ID).LastSeq)
+}
