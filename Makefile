@@ -31,6 +31,7 @@ run: build ## run the daemon on ./weft-data and deploy the bundled plugins
 
 .PHONY: test
 test: ## run every test with the race detector
+	@[ -n "$$WEFT_TEST_POSTGRES" ] || echo "note: WEFT_TEST_POSTGRES is unset, so the PostgreSQL suites (store/postgres) are skipped; see scripts/pg-test.sh"
 	$(GO) test -race -count=1 ./...
 
 .PHONY: test-long

@@ -82,11 +82,12 @@ func TestDependencyDirection(t *testing.T) {
 			})
 		case under(pkg, "runtime"):
 			forbid(pkg, deps, "runtime never imports an adapter", func(d string) bool {
-				return under(d, "host") || under(d, "store/sqlite") || strings.HasPrefix(d, "github.com/tetratelabs/wazero")
+				return under(d, "host") || under(d, "store/sqlite") || under(d, "store/postgres") ||
+					strings.HasPrefix(d, "github.com/tetratelabs/wazero")
 			})
 			if !under(pkg, "runtime/httpapi") {
-				forbid(pkg, deps, "the engine never imports chi or database/sql", func(d string) bool {
-					return strings.HasPrefix(d, "github.com/go-chi/") || d == "database/sql"
+				forbid(pkg, deps, "the engine never imports chi, database/sql or pgx", func(d string) bool {
+					return strings.HasPrefix(d, "github.com/go-chi/") || d == "database/sql" || strings.HasPrefix(d, "github.com/jackc/pgx/")
 				})
 			}
 		case under(pkg, "host"):

@@ -1,0 +1,58 @@
+// Package postgres is the PostgreSQL backend of store.Store, on
+// github.com/jackc/pgx/v5 and its pool (pgxpool), for deployments whose
+// hosts share one database. It passes store/storetest like store/sqlite,
+// the embedded default, and keeps the same semantics; what differs is how
+// they hold when writers run in parallel.
+//
+// # Transactions
+//
+// Every write method runs in one READ COMMITTED transaction that holds the
+// whole atomic rule of persistence §11.2 (a status and its event, a task
+// and its first event, a workflow's commit). SQLite serialises its writers;
+// PostgreSQL does not, so every read-modify-write locks what it reads:
+//
+//   - a task's row is locked (SELECT … FOR NO KEY UPDATE) before any status
+//     change or append, so writers of one task take turns: a transition is
+//     compare-and-set against the row as the last writer committed it, and
+//     sequence numbers are taken from the locked row's last_seq, gapless;
+//   - TaskClaim locks each queued task with FOR NO KEY UPDATE SKIP LOCKED,
+//     so concurrent claims (in one process or on many hosts) never take the
+//     same task and never wait for each other;
+//   - idempotency keys, pairing codes, the service identity and module
+//     versions are taken by unique constraints (INSERT … ON CONFLICT) and
+//     row locks, never by a read followed by a blind write.
+//
+// A child task and its workflow are locked child first, everywhere.
+//
+// Round trips are what a write costs, so a transaction pipelines: BEGIN
+// goes out with its first statement, and the writes whose results the
+// method does not need (the UPDATE of a locked row, the response row, the
+// events, one array per column) wait and go out ahead of the next
+// statement, or with the COMMIT. A status change is two round trips; a task
+// insert is one. A
+// transaction that fails with a serialization failure (40001) or a
+// deadlock (40P01) runs again from the start, up to Options.MaxRetries
+// times. A COMMIT runs to its end even when the caller's context ends, so a
+// method that returned knows whether its transaction committed.
+//
+// # Time
+//
+// Times are timestamptz columns, which keep microseconds; the store
+// truncates every time to the millisecond, in UTC, before it writes it, as
+// the store contract says.
+//
+// # Event watch
+//
+// EventWatch is signalled after the commit of every transaction of this
+// process that appended to a task's log. Appends by other processes on the
+// same database are not seen yet; watch.go names the seam where
+// LISTEN/NOTIFY plugs in.
+//
+// # Migrations
+//
+// The schema lives in migration/NNNN_name.sql, embedded and applied in
+// order at Open, each in its own transaction under an advisory lock (hosts
+// starting together migrate one at a time) and recorded in
+// schema_migrations. A database whose recorded version is newer than the
+// binary gives ErrSchemaTooNew and is left untouched.
+package postgres

@@ -1,0 +1,33 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weft-run/weft/store"
+)
+
+// ResponseGet implements store.Store. The response row records the finish;
+// output and error are read from the task row, their one home.
+func (db *DB) ResponseGet(ctx context.Context, id string) (*store.Response, error) {
+	if !strings.HasPrefix(id, store.ResponseIDPrefix) {
+		return nil, fmt.Errorf("get response %s: %w", id, store.ErrNotFound)
+	}
+	row, err := db.queryRow(ctx, "SELECT "+prefixed("t.", taskColumns)+
+		" FROM responses r JOIN tasks t ON t.id = r.task_id WHERE r.task_id = $1", store.TaskIDFor(id))
+	if err != nil {
+		return nil, fmt.Errorf("get response: %w", err)
+	}
+	t, err := scanTask(row)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("get response %s: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get response: %w", db.closedOr(err))
+	}
+	return responseOf(t), nil
+}
