@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"time"
 
 	"github.com/weft-run/weft/codec"
@@ -47,6 +48,10 @@ type fakeEngine struct {
 	IdempotencyCompleteFunc  func(ctx context.Context, clientID, key string, status int, body []byte) error
 	IdempotencyReleaseFunc   func(ctx context.Context, clientID, key string) error
 	IdempotencyCompletedFunc func(clientID, key string)
+
+	// calls counts the calls of every method but Ready, StoreError and
+	// Authenticate.
+	calls atomic.Int32
 }
 
 var (
@@ -71,6 +76,7 @@ func (f *fakeEngine) StoreError() error {
 }
 
 func (f *fakeEngine) ModuleDeploy(ctx context.Context, name string, wasm []byte) (*store.Module, error) {
+	f.calls.Add(1)
 	if f.ModuleDeployFunc == nil {
 		return nil, errFakeUnset
 	}
@@ -78,6 +84,7 @@ func (f *fakeEngine) ModuleDeploy(ctx context.Context, name string, wasm []byte)
 }
 
 func (f *fakeEngine) ModuleDeployCheckReplay(ctx context.Context, name string, wasm []byte) (*store.Module, error) {
+	f.calls.Add(1)
 	if f.ModuleDeployCheckFunc == nil {
 		return nil, errFakeUnset
 	}
@@ -85,6 +92,7 @@ func (f *fakeEngine) ModuleDeployCheckReplay(ctx context.Context, name string, w
 }
 
 func (f *fakeEngine) ModuleGet(ctx context.Context, name string) (*store.Module, error) {
+	f.calls.Add(1)
 	if f.ModuleGetFunc == nil {
 		return nil, errFakeUnset
 	}
@@ -92,6 +100,7 @@ func (f *fakeEngine) ModuleGet(ctx context.Context, name string) (*store.Module,
 }
 
 func (f *fakeEngine) ModuleList(ctx context.Context) ([]*store.Module, error) {
+	f.calls.Add(1)
 	if f.ModuleListFunc == nil {
 		return nil, errFakeUnset
 	}
@@ -99,6 +108,7 @@ func (f *fakeEngine) ModuleList(ctx context.Context) ([]*store.Module, error) {
 }
 
 func (f *fakeEngine) ModuleDelete(ctx context.Context, name string) error {
+	f.calls.Add(1)
 	if f.ModuleDeleteFunc == nil {
 		return errFakeUnset
 	}
@@ -106,6 +116,7 @@ func (f *fakeEngine) ModuleDelete(ctx context.Context, name string) error {
 }
 
 func (f *fakeEngine) TaskCreate(ctx context.Context, p *runtime.TaskCreateParams) (*store.Task, error) {
+	f.calls.Add(1)
 	if f.TaskCreateFunc == nil {
 		return nil, errFakeUnset
 	}
@@ -113,6 +124,7 @@ func (f *fakeEngine) TaskCreate(ctx context.Context, p *runtime.TaskCreateParams
 }
 
 func (f *fakeEngine) TaskRun(ctx context.Context, p *runtime.TaskCreateParams) (*store.Response, error) {
+	f.calls.Add(1)
 	if f.TaskRunFunc == nil {
 		return nil, errFakeUnset
 	}
@@ -120,6 +132,7 @@ func (f *fakeEngine) TaskRun(ctx context.Context, p *runtime.TaskCreateParams) (
 }
 
 func (f *fakeEngine) TaskWait(ctx context.Context, who runtime.Caller, id string) (*store.Response, error) {
+	f.calls.Add(1)
 	if f.TaskWaitFunc == nil {
 		return nil, errFakeUnset
 	}
@@ -127,6 +140,7 @@ func (f *fakeEngine) TaskWait(ctx context.Context, who runtime.Caller, id string
 }
 
 func (f *fakeEngine) TaskGet(ctx context.Context, who runtime.Caller, id string) (*store.Task, error) {
+	f.calls.Add(1)
 	if f.TaskGetFunc == nil {
 		return nil, errFakeUnset
 	}
@@ -134,6 +148,7 @@ func (f *fakeEngine) TaskGet(ctx context.Context, who runtime.Caller, id string)
 }
 
 func (f *fakeEngine) TaskList(ctx context.Context, who runtime.Caller, p *runtime.TaskListParams) ([]*store.Task, string, error) {
+	f.calls.Add(1)
 	if f.TaskListFunc == nil {
 		return nil, "", errFakeUnset
 	}
@@ -141,6 +156,7 @@ func (f *fakeEngine) TaskList(ctx context.Context, who runtime.Caller, p *runtim
 }
 
 func (f *fakeEngine) TaskCancel(ctx context.Context, who runtime.Caller, id string) (*store.Task, error) {
+	f.calls.Add(1)
 	if f.TaskCancelFunc == nil {
 		return nil, errFakeUnset
 	}
@@ -148,6 +164,7 @@ func (f *fakeEngine) TaskCancel(ctx context.Context, who runtime.Caller, id stri
 }
 
 func (f *fakeEngine) TaskSignal(ctx context.Context, who runtime.Caller, id, name string, payload codec.Envelope) error {
+	f.calls.Add(1)
 	if f.TaskSignalFunc == nil {
 		return errFakeUnset
 	}
@@ -155,6 +172,7 @@ func (f *fakeEngine) TaskSignal(ctx context.Context, who runtime.Caller, id, nam
 }
 
 func (f *fakeEngine) TaskSignalIdempotent(ctx context.Context, who runtime.Caller, id, name string, payload codec.Envelope, key string, status int, body []byte) error {
+	f.calls.Add(1)
 	if f.TaskSignalIdempotentFunc == nil {
 		return errFakeUnset
 	}
@@ -162,6 +180,7 @@ func (f *fakeEngine) TaskSignalIdempotent(ctx context.Context, who runtime.Calle
 }
 
 func (f *fakeEngine) EventList(ctx context.Context, who runtime.Caller, id string, after int64, limit int) ([]*store.Event, error) {
+	f.calls.Add(1)
 	if f.EventListFunc == nil {
 		return nil, errFakeUnset
 	}
@@ -169,6 +188,7 @@ func (f *fakeEngine) EventList(ctx context.Context, who runtime.Caller, id strin
 }
 
 func (f *fakeEngine) EventSubscribe(ctx context.Context, who runtime.Caller, id string, after int64) (<-chan *store.Event, error) {
+	f.calls.Add(1)
 	if f.EventSubscribeFunc == nil {
 		return nil, errFakeUnset
 	}
@@ -176,6 +196,7 @@ func (f *fakeEngine) EventSubscribe(ctx context.Context, who runtime.Caller, id 
 }
 
 func (f *fakeEngine) ResponseGet(ctx context.Context, who runtime.Caller, id string) (*store.Response, error) {
+	f.calls.Add(1)
 	if f.ResponseGetFunc == nil {
 		return nil, errFakeUnset
 	}
@@ -190,6 +211,7 @@ func (f *fakeEngine) Authenticate(ctx context.Context, token string) (*access.Pr
 }
 
 func (f *fakeEngine) PairingCreate(ctx context.Context, by string, scopes []string, ttl time.Duration) (*access.Pairing, error) {
+	f.calls.Add(1)
 	if f.PairingCreateFunc == nil {
 		return nil, errFakeUnset
 	}
@@ -197,6 +219,7 @@ func (f *fakeEngine) PairingCreate(ctx context.Context, by string, scopes []stri
 }
 
 func (f *fakeEngine) Pair(ctx context.Context, code, name string) (*access.Paired, error) {
+	f.calls.Add(1)
 	if f.PairFunc == nil {
 		return nil, errFakeUnset
 	}
@@ -204,6 +227,7 @@ func (f *fakeEngine) Pair(ctx context.Context, code, name string) (*access.Paire
 }
 
 func (f *fakeEngine) ClientList(ctx context.Context) ([]*store.Client, error) {
+	f.calls.Add(1)
 	if f.ClientListFunc == nil {
 		return nil, errFakeUnset
 	}
@@ -211,6 +235,7 @@ func (f *fakeEngine) ClientList(ctx context.Context) ([]*store.Client, error) {
 }
 
 func (f *fakeEngine) ClientGet(ctx context.Context, id string) (*store.Client, error) {
+	f.calls.Add(1)
 	if f.ClientGetFunc == nil {
 		return nil, errFakeUnset
 	}
@@ -218,6 +243,7 @@ func (f *fakeEngine) ClientGet(ctx context.Context, id string) (*store.Client, e
 }
 
 func (f *fakeEngine) ClientRevoke(ctx context.Context, id string) (*store.Client, error) {
+	f.calls.Add(1)
 	if f.ClientRevokeFunc == nil {
 		return nil, errFakeUnset
 	}
@@ -225,6 +251,7 @@ func (f *fakeEngine) ClientRevoke(ctx context.Context, id string) (*store.Client
 }
 
 func (f *fakeEngine) ClientUpdate(ctx context.Context, id string, p *access.ClientUpdateParams) (*store.Client, error) {
+	f.calls.Add(1)
 	if f.ClientUpdateFunc == nil {
 		return nil, errFakeUnset
 	}
@@ -232,6 +259,7 @@ func (f *fakeEngine) ClientUpdate(ctx context.Context, id string, p *access.Clie
 }
 
 func (f *fakeEngine) IdempotencyBegin(ctx context.Context, clientID, key string, digest []byte) (*access.Replay, error) {
+	f.calls.Add(1)
 	if f.IdempotencyBeginFunc == nil {
 		return nil, errFakeUnset
 	}
@@ -239,6 +267,7 @@ func (f *fakeEngine) IdempotencyBegin(ctx context.Context, clientID, key string,
 }
 
 func (f *fakeEngine) IdempotencyComplete(ctx context.Context, clientID, key string, status int, body []byte) error {
+	f.calls.Add(1)
 	if f.IdempotencyCompleteFunc == nil {
 		return errFakeUnset
 	}
@@ -246,6 +275,7 @@ func (f *fakeEngine) IdempotencyComplete(ctx context.Context, clientID, key stri
 }
 
 func (f *fakeEngine) IdempotencyRelease(ctx context.Context, clientID, key string) error {
+	f.calls.Add(1)
 	if f.IdempotencyReleaseFunc == nil {
 		return errFakeUnset
 	}
@@ -253,6 +283,7 @@ func (f *fakeEngine) IdempotencyRelease(ctx context.Context, clientID, key strin
 }
 
 func (f *fakeEngine) IdempotencyCompleted(clientID, key string) {
+	f.calls.Add(1)
 	if f.IdempotencyCompletedFunc != nil {
 		f.IdempotencyCompletedFunc(clientID, key)
 	}
