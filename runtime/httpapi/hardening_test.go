@@ -133,6 +133,7 @@ func TestSignalIdempotentStoredWithSignal(t *testing.T) {
 			note("release")
 			return nil
 		},
+		IdempotencyCompletedFunc: func(clientID, key string) { note("completed " + clientID + " " + key) },
 		TaskSignalIdempotentFunc: func(_ context.Context, _ runtime.Caller, id, name string, _ codec.Envelope, key string, status int, body []byte) error {
 			require.Equal(t, "k", key)
 			require.Equal(t, 202, status)
@@ -146,8 +147,8 @@ func TestSignalIdempotentStoredWithSignal(t *testing.T) {
 	require.Equal(t, 202, resp.StatusCode, "%s", body)
 	mu.Lock()
 	defer mu.Unlock()
-	require.Equal(t, []string{"signal task_1 go " + strings.TrimSpace(string(body))}, calls,
-		"the answer is stored with the signal, and the key is not completed again")
+	require.Equal(t, []string{"signal task_1 go " + strings.TrimSpace(string(body)), "completed cli_fake k"}, calls,
+		"the answer is stored with the signal, the key is not completed again, and the hold ends")
 }
 
 func TestResponseRetryAttachesToCommittedTask(t *testing.T) {
