@@ -55,11 +55,11 @@
 // The engine checks no scope. TaskCreate takes the owning client's id; the
 // methods that read or change a task take a Caller, which only decides
 // visibility: a client sees its own tasks, and another client's task is
-// fault.NotFound as if it did not exist, while a Caller with All (the admin
-// scope) sees every client's. A keyed TaskCreate (TaskCreateParams.Idempotency),
-// TaskRun (TaskCreateParams.IdempotencyKey) and TaskSignalIdempotent write
-// their idempotency key in the transaction of the task or the signal, so a
-// crash never separates the two.
+// fault.NotFound as if it did not exist, while a Caller with All (the
+// admin scope) sees every client's. A keyed TaskCreate
+// (TaskCreateParams.Idempotency), TaskRun (TaskCreateParams.IdempotencyKey)
+// and TaskSignalIdempotent write their idempotency key in the transaction
+// of the task or the signal, so a crash never separates the two.
 //
 // # Errors
 //

@@ -53,11 +53,11 @@ type TaskCreateParams struct {
 	// (the caller completes the key separately, through access).
 	Idempotency *IdempotencyReply
 	// IdempotencyKey, for TaskRun, is the caller's in-flight idempotency key
-	// of ClientID (from access.Service.IdempotencyBegin): it is bound to the new task in
-	// the same transaction as the insert, so that after a crash a retry with
-	// the key finds this task (Replay.TaskID) instead of creating another.
-	// The caller completes the key with the final answer. Defaults to ""
-	// (no key).
+	// of ClientID (from access.Service.IdempotencyBegin): it is bound to the
+	// new task in the same transaction as the insert, so that after a crash
+	// a retry with the key finds this task (access.Replay.TaskID) instead of
+	// creating another. The caller completes the key with the final answer.
+	// Defaults to "" (no key).
 	IdempotencyKey string
 }
 
