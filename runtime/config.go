@@ -59,17 +59,6 @@ type Config struct {
 	// DefaultActivityRetry.
 	DefaultRetry *store.RetryPolicy
 
-	// IdempotencyTTL is how long idempotency keys are kept. Defaults to the
-	// period stored in the service configuration (24 hours unless changed).
-	IdempotencyTTL time.Duration
-
-	// PairingTTL is the lifetime of a pairing code when the caller names
-	// none. Defaults to 10 minutes.
-	PairingTTL time.Duration
-	// PairingRate is how many pairing attempts (redemptions) are accepted
-	// per minute across all callers, with a burst of the same size. Defaults
-	// to 10.
-	PairingRate int
 	// StoreRetry bounds the task writes kept in memory, and written again,
 	// when the store refuses them; see StoreRetry for the defaults.
 	StoreRetry StoreRetry
@@ -105,8 +94,7 @@ type Config struct {
 	// 250 ms.
 	ProgressInterval time.Duration
 
-	// Now is the clock of expiries (pairing codes, idempotency keys,
-	// retention) and retry schedules. Defaults to time.Now.
+	// Now is the clock of retention and retry schedules. Defaults to time.Now.
 	Now func() time.Time
 }
 
@@ -117,10 +105,6 @@ const (
 	DefaultShutdownTimeout   = 10 * time.Second
 	DefaultRetentionInterval = time.Minute
 	DefaultRetentionBatch    = 500
-	DefaultPairingTTL        = 10 * time.Minute
-	DefaultPairingRate       = 10
-	// MaxPairingTTL is the longest lifetime a pairing code may have.
-	MaxPairingTTL = 24 * time.Hour
 
 	DefaultMemoryBudget          = 4 << 30
 	DefaultMemoryLimit           = 64 << 20
@@ -157,8 +141,7 @@ func (c Config) withDefaults() (Config, error) {
 	case c.Modules == nil:
 		return c, errors.New("runtime: Config.Modules is required")
 	case c.Workers < 0, c.PollInterval < 0, c.ShutdownTimeout < 0, c.Retention < 0,
-		c.RetentionInterval < 0, c.RetentionBatch < 0, c.IdempotencyTTL < 0,
-		c.PairingTTL < 0, c.PairingRate < 0, c.ClientWorkers < 0, c.MemoryBudget < 0,
+		c.RetentionInterval < 0, c.RetentionBatch < 0, c.ClientWorkers < 0, c.MemoryBudget < 0,
 		c.DefaultMemoryLimit < 0, c.ClientMemoryLimit < 0, c.MaxPendingSignals < 0, c.MaxPendingSignalBytes < 0:
 		return c, errors.New("runtime: negative Config value")
 	}
@@ -179,15 +162,6 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.RetentionBatch == 0 {
 		c.RetentionBatch = DefaultRetentionBatch
-	}
-	if c.PairingTTL == 0 {
-		c.PairingTTL = DefaultPairingTTL
-	}
-	if c.PairingTTL > MaxPairingTTL {
-		c.PairingTTL = MaxPairingTTL
-	}
-	if c.PairingRate == 0 {
-		c.PairingRate = DefaultPairingRate
 	}
 	if c.ClientWorkers == 0 || c.ClientWorkers > c.Workers {
 		c.ClientWorkers = DefaultClientWorkers(c.Workers)

@@ -1,7 +1,6 @@
 // Package runtime is the durable-execution engine of weft: the task state
 // machine, the workers that run plugin functions, retries, cancellation,
-// start-up recovery, retention, the event broker, authentication, pairing
-// and idempotency. It persists everything through store.Store and reaches
+// start-up recovery, retention and the event broker. It persists everything through store.Store and reaches
 // plugins through its own small Executor interface, which the daemon
 // satisfies with the wazero host; it never imports the host, the SQLite
 // backend or the HTTP layer (house style rule 4).
@@ -50,15 +49,17 @@
 //
 // # Access
 //
-// Clients authenticate with bearer tokens (TokenPrefix and 32 random bytes)
-// that are stored only as SHA-256 hashes and compared in constant time.
-// Bootstrap writes the admin token to DIR/admin.token (mode 0600) on first
-// start; PairingCreate and Pair enrol other clients through single-use,
-// expiring, rate-limited codes. Task methods take the calling *Principal:
-// they check its scope and hide another client's tasks as not found.
-// IdempotencyBegin, IdempotencyComplete and IdempotencyRelease let the HTTP
-// layer replay the answer of a request repeated with the same
-// Idempotency-Key.
+// Access control is package runtime/access, which this package does not
+// import: tokens, clients, pairing and the Idempotency-Key of requests live
+// there, and the HTTP layer checks each route's scope once, through it.
+// The engine checks no scope. TaskCreate takes the owning client's id; the
+// methods that read or change a task take a Caller, which only decides
+// visibility: a client sees its own tasks, and another client's task is
+// fault.NotFound as if it did not exist, while a Caller with All (the
+// admin scope) sees every client's. A keyed TaskCreate
+// (TaskCreateParams.Idempotency), TaskRun (TaskCreateParams.IdempotencyKey)
+// and TaskSignalIdempotent write their idempotency key in the transaction
+// of the task or the signal, so a crash never separates the two.
 //
 // # Errors
 //
@@ -72,6 +73,7 @@
 //	if err := eng.Open(ctx); err != nil { ... }
 //	defer eng.Close(context.Background())
 //	t, err := eng.TaskCreate(ctx, &runtime.TaskCreateParams{
-//		ClientID: who.ClientID, Module: "echo", Function: "echo", Input: env,
+//		ClientID: clientID, Module: "echo", Function: "echo", Input: env,
 //	})
+//	r, err := eng.ResponseGet(ctx, runtime.Caller{ClientID: clientID}, store.ResponseIDFor(t.ID))
 package runtime

@@ -17,7 +17,7 @@ import (
 
 // Engine is the durable-execution engine: it owns the task state machine,
 // the workers that run tasks through the Executor, start-up recovery,
-// retention, the event broker, authentication and idempotency. Create it
+// retention and the event broker. Create it
 // with New, start it with Open and stop it with Close. All methods are safe
 // for concurrent use.
 type Engine struct {
@@ -45,9 +45,7 @@ type Engine struct {
 	finished finishWatch
 	modules  moduleCache
 	loads    loadCache
-	pairing  *rateLimiter
-	keys     heldKeys // idempotency keys held by a request of this process
-	healer   *healer  // task writes the store refused, written again
+	healer   *healer // task writes the store refused, written again
 	svc      atomic.Pointer[store.ServiceConfig]
 	// draining is set by Drain: no task starts any more.
 	draining atomic.Bool
@@ -80,7 +78,6 @@ func New(cfg Config) (*Engine, error) {
 		files:   cfg.Modules,
 		metrics: cfg.Metrics,
 		stopped: make(chan struct{}),
-		pairing: newRateLimiter(cfg.PairingRate, time.Minute),
 	}
 	e.running.m = make(map[string][]*runningCall)
 	e.modules.m = make(map[string]*store.Module)

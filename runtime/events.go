@@ -14,12 +14,9 @@ const eventPage = 1000
 
 // EventList returns up to limit events of a task the caller may see, those
 // with a sequence number above after (−1 for the whole log), in order. A
-// limit of 0 or less means 1000; at most 10000. It needs the tasks:read
-// scope.
-func (e *Engine) EventList(ctx context.Context, who *Principal, id string, after int64, limit int) ([]*store.Event, error) {
-	if err := who.Require(ScopeTasksRead); err != nil {
-		return nil, err
-	}
+// limit of 0 or less means 1000; at most 10000. It returns fault.NotFound
+// for a task the caller may not see.
+func (e *Engine) EventList(ctx context.Context, who Caller, id string, after int64, limit int) ([]*store.Event, error) {
 	if _, err := e.visibleTask(ctx, who, id); err != nil {
 		return nil, err
 	}
@@ -47,12 +44,9 @@ func (e *Engine) EventList(ctx context.Context, who *Principal, id string, after
 // response.failed or response.cancelled), when ctx ends, or when the task
 // disappears (retention) or the store fails; a consumer that saw no terminal
 // event may subscribe again after the last sequence number it received. A
-// slow consumer slows only its own subscription, never the task. It needs
-// the tasks:read scope.
-func (e *Engine) EventSubscribe(ctx context.Context, who *Principal, id string, after int64) (<-chan *store.Event, error) {
-	if err := who.Require(ScopeTasksRead); err != nil {
-		return nil, err
-	}
+// slow consumer slows only its own subscription, never the task. It
+// returns fault.NotFound for a task the caller may not see.
+func (e *Engine) EventSubscribe(ctx context.Context, who Caller, id string, after int64) (<-chan *store.Event, error) {
 	if _, err := e.visibleTask(ctx, who, id); err != nil {
 		return nil, err
 	}

@@ -60,19 +60,14 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	token, _, err := eng.Bootstrap(ctx, dir)
-	if err != nil {
-		log.Fatal(err)
-	}
 	if err := eng.Open(ctx); err != nil {
 		log.Fatal(err)
 	}
 	defer func() { _ = eng.Close(ctx) }()
 
-	admin, err := eng.Authenticate(ctx, token)
-	if err != nil {
-		log.Fatal(err)
-	}
+	// The HTTP layer authenticates the client and checks its scope
+	// (package runtime/access); the engine takes whose tasks to show.
+	caller := runtime.Caller{ClientID: "cli_docs"}
 	if _, err := eng.ModuleDeploy(ctx, "text", []byte("\x00asm\x01\x00\x00\x00")); err != nil {
 		log.Fatal(err)
 	}
@@ -81,19 +76,19 @@ func Example() {
 		log.Fatal(err)
 	}
 	task, err := eng.TaskCreate(ctx, &runtime.TaskCreateParams{
-		ClientID: admin.ClientID, Module: "text", Function: "shout", Input: input,
+		ClientID: caller.ClientID, Module: "text", Function: "shout", Input: input,
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	events, err := eng.EventSubscribe(ctx, admin, task.ID, -1)
+	events, err := eng.EventSubscribe(ctx, caller, task.ID, -1)
 	if err != nil {
 		log.Fatal(err)
 	}
 	for ev := range events {
 		fmt.Println(ev.Seq, ev.Type)
 	}
-	resp, err := eng.ResponseGet(ctx, admin, store.ResponseIDFor(task.ID))
+	resp, err := eng.ResponseGet(ctx, caller, store.ResponseIDFor(task.ID))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"crypto/sha256"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -76,7 +77,7 @@ type testBundle struct {
 	db    *sqlite.DB
 	files *blob.Store
 	exec  *fakeExecutor
-	admin *Principal
+	admin Caller // sees every client's tasks
 }
 
 // engineConfig returns the config of an engine over b's store.
@@ -122,7 +123,7 @@ func mustStore(tb testing.TB) *testBundle {
 	require.NoError(tb, err)
 	return &testBundle{
 		dir: dir, db: db, files: files, exec: &fakeExecutor{},
-		admin: &Principal{ClientID: "cli_admin", Name: "admin", Scopes: []string{ScopeAdmin}},
+		admin: Caller{ClientID: "cli_admin", All: true},
 	}
 }
 
@@ -180,7 +181,7 @@ func mustCreate(tb testing.TB, e *Engine, p TaskCreateParams) *store.Task {
 
 // mustEvents subscribes to a task's whole log and returns every event up to
 // the terminal one, failing after 10 s.
-func mustEvents(tb testing.TB, e *Engine, who *Principal, id string, after int64) []*store.Event {
+func mustEvents(tb testing.TB, e *Engine, who Caller, id string, after int64) []*store.Event {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(tb.Context(), 10*time.Second)
 	defer cancel()
@@ -199,7 +200,7 @@ func mustEvents(tb testing.TB, e *Engine, who *Principal, id string, after int64
 // mustFinish waits until a task is finished and returns it.
 func mustFinish(tb testing.TB, e *Engine, id string) *store.Task {
 	tb.Helper()
-	mustEvents(tb, e, &Principal{Scopes: []string{ScopeAdmin}}, id, -1)
+	mustEvents(tb, e, Caller{All: true}, id, -1)
 	t, err := e.store.TaskGet(tb.Context(), id)
 	require.NoError(tb, err)
 	require.True(tb, t.Status.IsTerminal())
@@ -235,4 +236,25 @@ func requireGapless(tb testing.TB, evs []*store.Event, from int64) {
 	for i, ev := range evs {
 		require.Equal(tb, from+int64(i), ev.Seq, "event %d (%s)", i, ev.Type)
 	}
+}
+
+// beginKey claims an idempotency key in the store, as access does before a
+// keyed request reaches the engine; request stands for the request digest.
+func beginKey(tb testing.TB, db store.Store, clientID, key, request string) {
+	tb.Helper()
+	res := keyOutcome(tb, db, clientID, key, request)
+	require.Equal(tb, store.IdempotencyNew, res.Outcome, "key %q was free", key)
+}
+
+// keyOutcome asks the store to begin an idempotency key again and returns
+// what it says: the key's state as a retry of the request would find it.
+func keyOutcome(tb testing.TB, db store.Store, clientID, key, request string) *store.IdempotencyKeyBeginResult {
+	tb.Helper()
+	sum := sha256.Sum256([]byte(request))
+	now := time.Now()
+	res, err := db.IdempotencyKeyBegin(tb.Context(), &store.IdempotencyKeyBeginParams{
+		ClientID: clientID, Key: key, RequestDigest: sum[:], ExpiresAt: now.Add(time.Hour), Now: now,
+	})
+	require.NoError(tb, err)
+	return res
 }

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"crypto/sha256"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,9 +14,10 @@ import (
 )
 
 // TestIdempotencyBoundKeyAcrossRestart runs a keyed TaskRun whose engine
-// stops before the task ends: the key stays bound to the task, and after
-// the restart the first retry attaches to that task (Replay.TaskID) and
-// waits for its response; no second task is made.
+// stops before the task ends: the key is bound to the task in the
+// transaction of the insert and stays bound after the engine is gone, so
+// that a retry after the restart finds that task (access gives it as
+// Replay.TaskID) and waits for its response; no second task is made.
 func TestIdempotencyBoundKeyAcrossRestart(t *testing.T) {
 	t.Parallel()
 	b := mustStore(t)
@@ -32,13 +32,8 @@ func TestIdempotencyBoundKeyAcrossRestart(t *testing.T) {
 	first := mustOpen(t, b.engineConfig(t))
 	_, err := first.ModuleDeploy(t.Context(), "test", testWasm)
 	require.NoError(t, err)
-	sum := sha256.Sum256([]byte("POST /v1/responses {}"))
-	digest := sum[:]
-	writer := &Principal{ClientID: "cli_a", Name: "a", Scopes: []string{ScopeTasksWrite}}
-
-	replay, err := first.IdempotencyBegin(t.Context(), "cli_a", "k", digest)
-	require.NoError(t, err)
-	require.Nil(t, replay)
+	const request = "POST /v1/responses {}"
+	beginKey(t, b.db, "cli_a", "k", request)
 	ran := make(chan error, 1)
 	go func() {
 		_, err := first.TaskRun(context.Background(), &TaskCreateParams{
@@ -57,30 +52,28 @@ func TestIdempotencyBoundKeyAcrossRestart(t *testing.T) {
 		return id != ""
 	}, 10*time.Second, 5*time.Millisecond)
 
-	// While the first request waits, a retry is in flight.
-	_, err = first.IdempotencyBegin(t.Context(), "cli_a", "k", digest)
-	require.Equal(t, fault.IdempotencyKeyInFlight, fault.CodeOf(err))
+	// The key was bound in the insert's transaction.
+	res := keyOutcome(t, b.db, "cli_a", "k", request)
+	require.Equal(t, store.IdempotencyTask, res.Outcome)
+	require.Equal(t, id, res.Key.TaskID)
 
 	require.NoError(t, first.Close(t.Context()))
 	require.Equal(t, fault.Unavailable, fault.CodeOf(<-ran), "the waiting request ends with the engine")
-	require.NoError(t, first.IdempotencyRelease(t.Context(), "cli_a", "k"), "a 5xx releases, but the bound key stays")
+	require.NoError(t, b.db.IdempotencyKeyRelease(t.Context(), &store.IdempotencyKeyReleaseParams{ClientID: "cli_a", Key: "k"}),
+		"a 5xx releases, but the bound key stays")
 
 	second.Store(true)
 	next := mustOpen(t, b.engineConfig(t))
-	replay, err = next.IdempotencyBegin(t.Context(), "cli_a", "k", digest)
-	require.NoError(t, err)
-	require.Equal(t, &Replay{TaskID: id}, replay, "the retry attaches to the committed task")
-	_, err = next.IdempotencyBegin(t.Context(), "cli_a", "k", digest)
-	require.Equal(t, fault.IdempotencyKeyInFlight, fault.CodeOf(err), "one retry attaches at a time")
+	res = keyOutcome(t, b.db, "cli_a", "k", request)
+	require.Equal(t, store.IdempotencyTask, res.Outcome, "the retry finds the committed task")
+	require.Equal(t, id, res.Key.TaskID)
 
-	resp, err := next.TaskWait(t.Context(), writer, id)
-	require.NoError(t, err, "tasks:write, the scope of the request, is enough")
+	resp, err := next.TaskWait(t.Context(), Caller{ClientID: "cli_a"}, id)
+	require.NoError(t, err)
 	require.Equal(t, id, resp.TaskID)
 	require.Equal(t, store.StatusCompleted, resp.Status)
-	require.NoError(t, next.IdempotencyComplete(t.Context(), "cli_a", "k", 200, []byte(`{"task_id":"`+id+`"}`)))
-	replay, err = next.IdempotencyBegin(t.Context(), "cli_a", "k", digest)
-	require.NoError(t, err)
-	require.Equal(t, 200, replay.StatusCode)
+	_, err = next.TaskWait(t.Context(), Caller{ClientID: "cli_b"}, id)
+	require.Equal(t, fault.NotFound, fault.CodeOf(err), "another client's task stays hidden")
 
 	ts, err := b.db.TaskList(t.Context(), &store.TaskListParams{})
 	require.NoError(t, err)

@@ -44,27 +44,28 @@ type TaskCreateParams struct {
 	// to false.
 	Admin bool
 	// ClientMemoryLimit is the caller's own ceiling on MemoryLimitBytes
-	// (Principal.MaxMemoryLimit). Defaults to 0: Config.ClientMemoryLimit.
+	// (access.Principal.MaxMemoryLimit). Defaults to 0:
+	// Config.ClientMemoryLimit.
 	ClientMemoryLimit int64
 	// Idempotency, when set, completes the caller's in-flight idempotency
 	// key in the same transaction as the task insert, so that a crash can
 	// never leave a created task behind a released key. Defaults to nil
-	// (complete the key separately with IdempotencyComplete).
+	// (the caller completes the key separately, through access).
 	Idempotency *IdempotencyReply
 	// IdempotencyKey, for TaskRun, is the caller's in-flight idempotency key
-	// of ClientID (from IdempotencyBegin): it is bound to the new task in
-	// the same transaction as the insert, so that after a crash a retry with
-	// the key finds this task (Replay.TaskID) instead of creating another.
-	// The caller completes the key with the final answer. Defaults to ""
-	// (no key).
+	// of ClientID (from access.Service.IdempotencyBegin): it is bound to the
+	// new task in the same transaction as the insert, so that after a crash
+	// a retry with the key finds this task (access.Replay.TaskID) instead of
+	// creating another. The caller completes the key with the final answer.
+	// Defaults to "" (no key).
 	IdempotencyKey string
 }
 
 // IdempotencyReply is the answer stored with an idempotency key by
 // TaskCreate (see TaskCreateParams.Idempotency).
 type IdempotencyReply struct {
-	// Key is the in-flight key of ClientID, from IdempotencyBegin.
-	// Required.
+	// Key is the in-flight key of ClientID, from
+	// access.Service.IdempotencyBegin. Required.
 	Key string
 	// StatusCode is the HTTP status to replay, such as 202. Required.
 	StatusCode int
@@ -78,7 +79,8 @@ type IdempotencyReply struct {
 
 // TaskCreate validates p, persists a queued task and its response.created
 // event in one transaction, and wakes a worker. It returns only after the
-// commit (persistence §11.2: persist before 202). It returns fault.Invalid
+// commit (persistence §11.2: persist before 202). It checks no scope: p's
+// ClientID owns the task. It returns fault.Invalid
 // (with Param) for bad params, fault.ModuleNotFound, fault.FunctionNotFound, a
 // codec code for a bad input envelope, and fault.Unavailable when the engine
 // is not open.
@@ -101,13 +103,8 @@ func (e *Engine) TaskCreate(ctx context.Context, p *TaskCreateParams) (*store.Ta
 		}
 	}
 	t, err := e.taskInsert(ctx, ip)
-	if p.Idempotency != nil {
-		if err != nil && errors.Is(err, store.ErrNotFound) {
-			return nil, fault.Errorf(fault.Conflict, "idempotency key %q is not in flight", p.Idempotency.Key)
-		}
-		if err == nil {
-			e.keys.drop(p.ClientID, p.Idempotency.Key) // completed with the insert
-		}
+	if p.Idempotency != nil && err != nil && errors.Is(err, store.ErrNotFound) {
+		return nil, fault.Errorf(fault.Conflict, "idempotency key %q is not in flight", p.Idempotency.Key)
 	}
 	return t, err
 }
@@ -323,18 +320,12 @@ func (e *Engine) TaskRun(ctx context.Context, p *TaskCreateParams) (*store.Respo
 // TaskWait waits until a task the caller may see finishes and returns its
 // response, as TaskRun does for the task it creates: for a retry of POST
 // /v1/responses whose task was committed before a crash. When ctx ends
-// first it returns ctx's error and the task goes on. It needs the
-// tasks:write scope (that of the request it answers) or tasks:read, and
-// returns fault.NotFound for a task the caller may not see and
-// fault.Unavailable when the engine is not open.
-func (e *Engine) TaskWait(ctx context.Context, who *Principal, id string) (*store.Response, error) {
+// first it returns ctx's error and the task goes on. It returns
+// fault.NotFound for a task the caller may not see and fault.Unavailable
+// when the engine is not open.
+func (e *Engine) TaskWait(ctx context.Context, who Caller, id string) (*store.Response, error) {
 	if err := e.checkOpen(); err != nil {
 		return nil, err
-	}
-	if who.Require(ScopeTasksWrite) != nil { // the scope of POST /v1/responses
-		if err := who.Require(ScopeTasksRead); err != nil {
-			return nil, err
-		}
 	}
 	ended, stop := e.finished.add(id)
 	defer stop()
@@ -386,16 +377,13 @@ func (e *Engine) waitTask(ctx context.Context, id string, ended <-chan struct{})
 }
 
 // TaskGet returns a task the caller may see. Another client's task is
-// fault.NotFound, as is an unknown id; the caller needs the tasks:read scope.
-func (e *Engine) TaskGet(ctx context.Context, who *Principal, id string) (*store.Task, error) {
-	if err := who.Require(ScopeTasksRead); err != nil {
-		return nil, err
-	}
+// fault.NotFound, as is an unknown id.
+func (e *Engine) TaskGet(ctx context.Context, who Caller, id string) (*store.Task, error) {
 	return e.visibleTask(ctx, who, id)
 }
 
 // visibleTask reads task id and hides it from a caller who does not own it.
-func (e *Engine) visibleTask(ctx context.Context, who *Principal, id string) (*store.Task, error) {
+func (e *Engine) visibleTask(ctx context.Context, who Caller, id string) (*store.Task, error) {
 	if store.CheckID(store.TaskIDPrefix, id) != nil {
 		return nil, fault.Errorf(fault.NotFound, "task %q not found", id)
 	}
@@ -406,7 +394,7 @@ func (e *Engine) visibleTask(ctx context.Context, who *Principal, id string) (*s
 	case err != nil:
 		return nil, fault.Wrap("get task", err)
 	}
-	if !who.owns(t.OwnerClientID) {
+	if !who.sees(t.OwnerClientID) {
 		return nil, fault.Errorf(fault.NotFound, "task %q not found", id)
 	}
 	return t, nil
@@ -435,14 +423,11 @@ type TaskListParams struct {
 const maxNameFilter = 256
 
 // TaskList returns one page of the tasks the caller may see, newest first,
-// and the cursor of the next page ("" on the last page). It needs the
-// tasks:read scope and returns fault.Invalid for an unknown status.
-func (e *Engine) TaskList(ctx context.Context, who *Principal, p *TaskListParams) ([]*store.Task, string, error) {
-	if err := who.Require(ScopeTasksRead); err != nil {
-		return nil, "", err
-	}
+// and the cursor of the next page ("" on the last page). It returns
+// fault.Invalid for an unknown status.
+func (e *Engine) TaskList(ctx context.Context, who Caller, p *TaskListParams) ([]*store.Task, string, error) {
 	lp := &store.TaskListParams{Newest: true, Cursor: p.Cursor, Limit: p.Limit, OmitPayloads: !p.Payloads}
-	if !who.IsAdmin() {
+	if !who.All {
 		lp.OwnerClientID = who.ClientID
 	}
 	if p.Status != "" {
@@ -488,11 +473,9 @@ func (e *Engine) TaskList(ctx context.Context, who *Principal, p *TaskListParams
 // loading task becomes cancelled at once; a running one becomes cancelling,
 // its plugin call is stopped, and its worker then writes cancelled.
 // Cancelling a cancelling or finished task succeeds and changes nothing. It
-// returns the task as it is after the call; it needs the tasks:write scope.
-func (e *Engine) TaskCancel(ctx context.Context, who *Principal, id string) (*store.Task, error) {
-	if err := who.Require(ScopeTasksWrite); err != nil {
-		return nil, err
-	}
+// returns the task as it is after the call, and fault.NotFound for a task
+// the caller may not see.
+func (e *Engine) TaskCancel(ctx context.Context, who Caller, id string) (*store.Task, error) {
 	t, err := e.visibleTask(ctx, who, id)
 	if err != nil {
 		return nil, err
@@ -537,36 +520,29 @@ type signalPayload struct {
 
 // TaskSignal delivers a named signal with a value to an unfinished workflow
 // task: it is appended to the task's log, in order, exactly once, and wakes
-// the workflow. It needs the tasks:write scope and returns
-// fault.SignalTargetFinished for a finished task and fault.Invalid for an
-// activity task, a bad name or payload.
-func (e *Engine) TaskSignal(ctx context.Context, who *Principal, id, name string, payload codec.Envelope) error {
+// the workflow. It returns fault.NotFound for a task the caller may not
+// see, fault.SignalTargetFinished for a finished task and fault.Invalid for
+// an activity task, a bad name or payload.
+func (e *Engine) TaskSignal(ctx context.Context, who Caller, id, name string, payload codec.Envelope) error {
 	return e.signal(ctx, who, id, name, payload, nil)
 }
 
 // TaskSignalIdempotent is TaskSignal under the caller's in-flight
-// idempotency key (from IdempotencyBegin): the key is completed with
-// status and body in the transaction that appends the signal, so that no
-// crash lets a retry with the key deliver the signal twice. It returns
-// fault.Conflict when the key is not in flight.
-func (e *Engine) TaskSignalIdempotent(ctx context.Context, who *Principal, id, name string, payload codec.Envelope, key string, status int, body []byte) error {
+// idempotency key of who.ClientID (from access.Service.IdempotencyBegin):
+// the key is completed with status and body in the transaction that appends
+// the signal, so that no crash lets a retry with the key deliver the signal
+// twice. It returns fault.Conflict when the key is not in flight.
+func (e *Engine) TaskSignalIdempotent(ctx context.Context, who Caller, id, name string, payload codec.Envelope, key string, status int, body []byte) error {
 	if key == "" || status == 0 {
 		return fault.Errorf(fault.Invalid, "an idempotent signal needs a key and a status")
 	}
-	err := e.signal(ctx, who, id, name, payload, &store.IdempotencyKeyCompleteParams{
+	return e.signal(ctx, who, id, name, payload, &store.IdempotencyKeyCompleteParams{
 		ClientID: who.ClientID, Key: key, StatusCode: status, Body: body,
 	})
-	if err == nil {
-		e.keys.drop(who.ClientID, key) // completed with the signal
-	}
-	return err
 }
 
 // signal is TaskSignal, completing idem with the append when it is set.
-func (e *Engine) signal(ctx context.Context, who *Principal, id, name string, payload codec.Envelope, idem *store.IdempotencyKeyCompleteParams) error {
-	if err := who.Require(ScopeTasksWrite); err != nil {
-		return err
-	}
+func (e *Engine) signal(ctx context.Context, who Caller, id, name string, payload codec.Envelope, idem *store.IdempotencyKeyCompleteParams) error {
 	if name == "" || len(name) > 256 {
 		return fault.ParamErrorf("name", "signal name must be 1 to 256 characters")
 	}
@@ -624,12 +600,8 @@ func (e *Engine) signal(ctx context.Context, who *Principal, id, name string, pa
 
 // ResponseGet returns the response of a finished task the caller may see
 // (GET /v1/responses/{id}). It returns fault.TaskNotFinished while the task
-// runs and fault.NotFound for an unknown id or another client's response; it
-// needs the tasks:read scope.
-func (e *Engine) ResponseGet(ctx context.Context, who *Principal, id string) (*store.Response, error) {
-	if err := who.Require(ScopeTasksRead); err != nil {
-		return nil, err
-	}
+// runs and fault.NotFound for an unknown id or another client's response.
+func (e *Engine) ResponseGet(ctx context.Context, who Caller, id string) (*store.Response, error) {
 	if store.CheckID(store.ResponseIDPrefix, id) != nil {
 		return nil, fault.Errorf(fault.NotFound, "response %q not found", id)
 	}
@@ -647,7 +619,7 @@ func (e *Engine) ResponseGet(ctx context.Context, who *Principal, id string) (*s
 	if err != nil {
 		return nil, fault.Wrap("get response", err)
 	}
-	if !who.owns(r.OwnerClientID) {
+	if !who.sees(r.OwnerClientID) {
 		return nil, fault.Errorf(fault.NotFound, "response %q not found", id)
 	}
 	return r, nil

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"os"
 	"sync"
@@ -145,8 +144,8 @@ func TestTask(t *testing.T) {
 	t.Run("Visibility", func(t *testing.T) {
 		t.Parallel()
 		e, b := setup(t, echo, nil)
-		alice := &Principal{ClientID: "cli_alice", Scopes: []string{ScopeTasksRead, ScopeTasksWrite}}
-		bob := &Principal{ClientID: "cli_bob", Scopes: []string{ScopeTasksRead, ScopeTasksWrite}}
+		alice := Caller{ClientID: "cli_alice"}
+		bob := Caller{ClientID: "cli_bob"}
 		task := mustCreate(t, e, TaskCreateParams{ClientID: alice.ClientID, Function: "echo"})
 		mustFinish(t, e, task.ID)
 
@@ -160,6 +159,8 @@ func TestTask(t *testing.T) {
 			"events":   func() error { _, err := e.EventList(t.Context(), bob, task.ID, -1, 0); return err },
 			"watch":    func() error { _, err := e.EventSubscribe(t.Context(), bob, task.ID, -1); return err },
 			"response": func() error { _, err := e.ResponseGet(t.Context(), bob, task.ResponseID()); return err },
+			"wait":     func() error { _, err := e.TaskWait(t.Context(), bob, task.ID); return err },
+			"signal":   func() error { return e.TaskSignal(t.Context(), bob, task.ID, "s", codec.Envelope{}) },
 			"unknown":  func() error { _, err := e.TaskGet(t.Context(), alice, store.NewID(store.TaskIDPrefix)); return err },
 			"bad id":   func() error { _, err := e.TaskGet(t.Context(), alice, "../etc/passwd"); return err },
 		} {
@@ -511,10 +512,7 @@ func TestTaskDirectStart(t *testing.T) {
 		e, b := setup(t, echo, edit)
 		waitIdle(t, e, cs)
 		base := cs.calls()
-		request := sha256.Sum256([]byte("POST /v1/tasks"))
-		replay, err := e.IdempotencyBegin(t.Context(), "cli_a", "create-1", request[:])
-		require.NoError(t, err)
-		require.Nil(t, replay)
+		beginKey(t, b.db, "cli_a", "create-1", "POST /v1/tasks")
 		task, err := e.TaskCreate(t.Context(), &TaskCreateParams{
 			ClientID: "cli_a", Module: "test", Function: "echo",
 			Input: mustEnvelope(t, codec.String("kept")),
@@ -525,9 +523,10 @@ func TestTaskDirectStart(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, store.StatusQueued, task.Status, "the stored reply shows the task queued: so is the task")
 		require.Zero(t, task.Attempt)
-		replay, err = e.IdempotencyBegin(t.Context(), "cli_a", "create-1", request[:])
-		require.NoError(t, err)
-		require.Equal(t, &Replay{StatusCode: 202, Body: []byte(`{"id":"` + task.ID + `","status":"queued"}`)}, replay)
+		res := keyOutcome(t, b.db, "cli_a", "create-1", "POST /v1/tasks")
+		require.Equal(t, store.IdempotencyReplay, res.Outcome, "completed with the insert")
+		require.Equal(t, 202, res.Key.StatusCode)
+		require.Equal(t, `{"id":"`+task.ID+`","status":"queued"}`, string(res.Key.Body))
 
 		done := finishedIn(t, b.db, task.ID)
 		requireValue(t, codec.String("kept"), output(t, done))

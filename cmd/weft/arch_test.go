@@ -52,8 +52,8 @@ func under(path, dir string) bool {
 }
 
 // TestDependencyDirection enforces the import arrows of the layout: leaves stay
-// leaves, the engine never reaches for an adapter, and guest code never
-// imports host-side packages.
+// leaves, the engine never reaches for an adapter, access and the engine
+// never import each other, and guest code never imports host-side packages.
 func TestDependencyDirection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list over the whole module")
@@ -88,6 +88,15 @@ func TestDependencyDirection(t *testing.T) {
 			if !under(pkg, "runtime/httpapi") {
 				forbid(pkg, deps, "the engine never imports chi, database/sql or pgx", func(d string) bool {
 					return strings.HasPrefix(d, "github.com/go-chi/") || d == "database/sql" || strings.HasPrefix(d, "github.com/jackc/pgx/")
+				})
+			}
+			if under(pkg, "runtime/access") {
+				forbid(pkg, deps, "access never imports runtime; they meet in runtime/httpapi and cmd/weft", func(d string) bool {
+					return d == modulePath+"/runtime"
+				})
+			} else if !under(pkg, "runtime/httpapi") {
+				forbid(pkg, deps, "the engine never imports access; the HTTP layer checks scopes", func(d string) bool {
+					return under(d, "runtime/access")
 				})
 			}
 		case under(pkg, "host"):

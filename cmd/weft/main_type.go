@@ -19,6 +19,7 @@ import (
 
 	"github.com/weft-run/weft/host"
 	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/runtime/access"
 	"github.com/weft-run/weft/runtime/httpapi"
 	"github.com/weft-run/weft/runtime/preflight"
 	"github.com/weft-run/weft/store"
@@ -200,7 +201,11 @@ func (m *Main) open(ctx context.Context) error {
 		return fmt.Errorf("engine: %w", err)
 	}
 	m.engine = engine
-	token, created, err := engine.Bootstrap(ctx, cfg.dataDir)
+	acc, err := access.New(access.Config{Store: db, Logger: logger, MaxMemoryLimit: runtime.MaxMemoryLimit})
+	if err != nil {
+		return fmt.Errorf("access: %w", err)
+	}
+	token, created, err := acc.Bootstrap(ctx, cfg.dataDir)
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
@@ -212,7 +217,7 @@ func (m *Main) open(ctx context.Context) error {
 	}
 	m.engineOpen = true
 	api, err := httpapi.New(httpapi.Config{
-		Engine: engine, Logger: logger.Named("http"), Metrics: reg,
+		Engine: engine, Access: acc, Logger: logger.Named("http"), Metrics: reg,
 		MaxPageBytes: cfg.maxPageBytes, MaxProjectionBytes: cfg.maxProjectionBytes, MaxReadBytes: cfg.maxReadBytes,
 	})
 	if err != nil {

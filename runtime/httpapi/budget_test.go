@@ -16,7 +16,8 @@ import (
 
 func budgetServer(t *testing.T, cfg Config) *Server {
 	t.Helper()
-	cfg.Engine = &fakeEngine{}
+	f := &fakeEngine{}
+	cfg.Engine, cfg.Access = f, f
 	cfg.Logger = testLogger(t)
 	s, err := New(cfg)
 	require.NoError(t, err)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/runtime/access"
 	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
@@ -72,7 +72,7 @@ func clientDocOf(c *store.Client) *clientDoc {
 
 // handlePairingCreate issues a one-time pairing code: POST /v1/pairings
 // (admin) answers 201 with the code, its scopes and its expiry. Without
-// scopes the code grants runtime.DefaultPairingScopes; without ttl_seconds it
+// scopes the code grants access.DefaultPairingScopes; without ttl_seconds it
 // lives for the engine's default. Under an Idempotency-Key the code is not
 // stored with the key: a replay answers 409 idempotency_secret_not_replayed.
 func (s *Server) handlePairingCreate(w http.ResponseWriter, r *http.Request) {
@@ -81,12 +81,12 @@ func (s *Server) handlePairingCreate(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	maxTTL := int64(runtime.MaxPairingTTL / time.Second)
+	maxTTL := int64(access.MaxPairingTTL / time.Second)
 	if q.TTLSeconds < 0 || q.TTLSeconds > maxTTL {
 		s.writeError(w, r, errorf(fault.Invalid, "ttl_seconds", "ttl_seconds must be from 0 to %d", maxTTL))
 		return
 	}
-	p, err := s.clients.PairingCreate(r.Context(), principal(r), q.Scopes, time.Duration(q.TTLSeconds)*time.Second)
+	p, err := s.clients.PairingCreate(r.Context(), principal(r).ClientID, q.Scopes, time.Duration(q.TTLSeconds)*time.Second)
 	if err != nil {
 		s.writeError(w, r, renameParam(err, "ttl", "ttl_seconds"))
 		return
@@ -123,7 +123,7 @@ func (s *Server) handlePair(w http.ResponseWriter, r *http.Request) {
 
 // handleClientList lists the paired clients: GET /v1/clients (admin).
 func (s *Server) handleClientList(w http.ResponseWriter, r *http.Request) {
-	clients, err := s.clients.ClientList(r.Context(), principal(r))
+	clients, err := s.clients.ClientList(r.Context())
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -133,7 +133,7 @@ func (s *Server) handleClientList(w http.ResponseWriter, r *http.Request) {
 
 // handleClientGet returns one client: GET /v1/clients/{id} (admin).
 func (s *Server) handleClientGet(w http.ResponseWriter, r *http.Request) {
-	c, err := s.clients.ClientGet(r.Context(), principal(r), chi.URLParam(r, "id"))
+	c, err := s.clients.ClientGet(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -145,7 +145,7 @@ func (s *Server) handleClientGet(w http.ResponseWriter, r *http.Request) {
 // answers 200 with the revoked client; its token fails from the next request
 // on. Revoking twice keeps the first revocation time.
 func (s *Server) handleClientDelete(w http.ResponseWriter, r *http.Request) {
-	c, err := s.clients.ClientRevoke(r.Context(), principal(r), chi.URLParam(r, "id"))
+	c, err := s.clients.ClientRevoke(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -168,7 +168,7 @@ func (s *Server) handleClientUpdate(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	c, err := s.clients.ClientUpdate(r.Context(), principal(r), chi.URLParam(r, "id"), &runtime.ClientUpdateParams{MaxMemoryLimit: q.MaxMemoryLimitBytes})
+	c, err := s.clients.ClientUpdate(r.Context(), chi.URLParam(r, "id"), &access.ClientUpdateParams{MaxMemoryLimit: q.MaxMemoryLimitBytes})
 	if err != nil {
 		s.writeError(w, r, err)
 		return

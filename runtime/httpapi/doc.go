@@ -1,7 +1,8 @@
 // Package httpapi is the HTTP JSON API of weft (BRIEF §3.3) over the
-// durable-execution engine of package runtime: modules, tasks, their events
-// as JSON pages or server-sent events, responses, pairing and clients, plus
-// /healthz, /readyz and /metrics.
+// durable-execution engine of package runtime and the access control of
+// package runtime/access: modules, tasks, their events as JSON pages or
+// server-sent events, responses, pairing and clients, plus /healthz,
+// /readyz and /metrics.
 //
 // # Errors
 //
@@ -15,8 +16,12 @@
 // # Authentication
 //
 // Every /v1 route but POST /v1/pair needs Authorization: Bearer <token>, and
-// each route needs a scope (admin holds all of them). Another client's task
-// is 404, never 403.
+// each route needs a scope (admin holds all of them). The routes declare
+// their scope in one table, and one middleware authenticates the request
+// through the AuthService, on every request, and checks that scope, before
+// anything else runs: this is the only place scopes are checked. The engine
+// is then told whose tasks the caller may see (runtime.Caller: its own, or
+// every client's for an admin); another client's task is 404, never 403.
 //
 // # Idempotency
 //
@@ -26,16 +31,17 @@
 //
 // # Usage
 //
-//	srv, err := httpapi.New(httpapi.Config{Engine: engine, Logger: logger, Metrics: registry})
+//	srv, err := httpapi.New(httpapi.Config{Engine: engine, Access: acc, Logger: logger, Metrics: registry})
 //	if err != nil {
 //		return err
 //	}
 //	hs := &http.Server{Addr: addr, Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 //
-// Config.Engine fills every service (ModuleService, TaskService,
-// EventService, ResponseService, ClientService, AuthService,
-// IdempotencyService, ReadinessService) not set on its own; one
-// *runtime.Engine provides them all.
+// Config.Engine fills every service of the engine (ModuleService,
+// TaskService, EventService, ResponseService, ReadinessService) and
+// Config.Access every service of access control (AuthService,
+// ClientService, IdempotencyService) not set on its own; one
+// *runtime.Engine and one *access.Service provide them all.
 //
 // The full reference, with curl examples, is docs/http-api.md.
 package httpapi

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/runtime/access"
 	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store/blob"
 	"github.com/weft-run/weft/store/sqlite"
@@ -66,6 +67,7 @@ type testBundle struct {
 	url    string
 	admin  string // the admin token
 	engine *runtime.Engine
+	access *access.Service
 	db     *sqlite.DB
 	reg    *prometheus.Registry
 
@@ -80,7 +82,8 @@ func (b *testBundle) release() { b.gateOnce.Do(func() { close(b.gate) }) }
 // The functions of the test module "m" (see setup).
 const testModuleFns = "echo:activity,block:activity,fail:activity,wf:workflow"
 
-// setup serves the API over a real engine, with a SQLite store in a
+// setup serves the API over a real engine and access service, with a
+// SQLite store in a
 // temporary directory and a fake executor whose functions are:
 //
 //   - echo: returns its input;
@@ -115,11 +118,14 @@ func setup(t *testing.T, cfg Config) *testBundle {
 	require.NoError(t, err)
 	eng, err := runtime.New(runtime.Config{
 		Store: db, Executor: exec, Modules: files, Logger: logger, Metrics: metrics,
-		Workers: 4, PairingRate: 5,
+		Workers: 4,
 	})
 	require.NoError(t, err)
 	b.engine = eng
-	tok, created, err := eng.Bootstrap(t.Context(), dir)
+	acc, err := access.New(access.Config{Store: db, Logger: logger, PairingRate: 5, MaxMemoryLimit: runtime.MaxMemoryLimit})
+	require.NoError(t, err)
+	b.access = acc
+	tok, created, err := acc.Bootstrap(t.Context(), dir)
 	require.NoError(t, err)
 	require.True(t, created)
 	b.admin = tok
@@ -131,7 +137,7 @@ func setup(t *testing.T, cfg Config) *testBundle {
 	_, err = eng.ModuleDeploy(t.Context(), "m", fakeModule(strings.Split(testModuleFns, ",")...))
 	require.NoError(t, err)
 
-	cfg.Engine = eng
+	cfg.Engine, cfg.Access = eng, acc
 	cfg.Logger = logger
 	if cfg.Metrics == nil {
 		cfg.Metrics = b.reg

@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"github.com/weft-run/weft/codec"
-	"github.com/weft-run/weft/runtime"
 	"github.com/weft-run/weft/runtime/fault"
 )
 
@@ -169,7 +168,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	case fault.SignalLimitExceeded, codeServerBusy:
 		w.Header().Set("Retry-After", "1")
 	}
-	if wait := runtime.ErrorRetryAfter(err); wait > 0 || status == http.StatusTooManyRequests || code == fault.IdempotencyKeyInFlight {
+	if wait := fault.RetryAfterOf(err); wait > 0 || status == http.StatusTooManyRequests || code == fault.IdempotencyKeyInFlight {
 		w.Header().Set("Retry-After", strconv.FormatInt(int64(max(math.Ceil(wait.Seconds()), 1)), 10))
 	}
 	s.writeJSON(w, status, body)

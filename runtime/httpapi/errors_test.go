@@ -61,7 +61,7 @@ func TestErrorTable(t *testing.T) {
 	var current error
 	f := &fakeEngine{
 		AuthenticateFunc: fakeAuth(scopeAdmin),
-		TaskGetFunc: func(context.Context, *runtime.Principal, string) (*store.Task, error) {
+		TaskGetFunc: func(context.Context, runtime.Caller, string) (*store.Task, error) {
 			return nil, current
 		},
 	}
@@ -85,7 +85,7 @@ func TestErrorHidesInternals(t *testing.T) {
 	t.Parallel()
 	f := &fakeEngine{
 		AuthenticateFunc: fakeAuth(scopeAdmin),
-		TaskGetFunc: func(context.Context, *runtime.Principal, string) (*store.Task, error) {
+		TaskGetFunc: func(context.Context, runtime.Caller, string) (*store.Task, error) {
 			return nil, errors.New("open /secret/weft-data/weft.db: disk I/O error")
 		},
 	}
@@ -104,7 +104,7 @@ func TestHandlerPanic(t *testing.T) {
 	t.Parallel()
 	f := &fakeEngine{
 		AuthenticateFunc: fakeAuth(scopeAdmin),
-		TaskGetFunc: func(context.Context, *runtime.Principal, string) (*store.Task, error) {
+		TaskGetFunc: func(context.Context, runtime.Caller, string) (*store.Task, error) {
 			panic("boom at /secret")
 		},
 	}

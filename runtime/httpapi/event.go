@@ -85,7 +85,7 @@ func (s *Server) handleEventList(w http.ResponseWriter, r *http.Request) {
 	page := s.newPage()
 	for left := limit; ; {
 		batch := min(left, eventBatch)
-		events, err := s.events.EventList(r.Context(), principal(r), id, after, batch+1)
+		events, err := s.events.EventList(r.Context(), caller(r), id, after, batch+1)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
@@ -166,7 +166,7 @@ func acceptsEventStream(r *http.Request) bool {
 func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request, id string, after int64) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	events, err := s.events.EventSubscribe(ctx, principal(r), id, after)
+	events, err := s.events.EventSubscribe(ctx, caller(r), id, after)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -256,7 +256,7 @@ func TestEventStreamPush(t *testing.T) {
 	subscriptionDone := make(chan struct{})
 	f := &fakeEngine{
 		AuthenticateFunc: fakeAuth(scopeTasksRead),
-		EventSubscribeFunc: func(ctx context.Context, _ *runtime.Principal, id string, after int64) (<-chan *store.Event, error) {
+		EventSubscribeFunc: func(ctx context.Context, _ runtime.Caller, id string, after int64) (<-chan *store.Event, error) {
 			require.Equal(t, "task_x", id)
 			require.EqualValues(t, 4, after)
 			go func() {
@@ -298,11 +298,11 @@ func TestEventStreamOutlivesServerTimeouts(t *testing.T) {
 	events := make(chan *store.Event)
 	f := &fakeEngine{
 		AuthenticateFunc: fakeAuth(scopeTasksRead),
-		EventSubscribeFunc: func(context.Context, *runtime.Principal, string, int64) (<-chan *store.Event, error) {
+		EventSubscribeFunc: func(context.Context, runtime.Caller, string, int64) (<-chan *store.Event, error) {
 			return events, nil
 		},
 	}
-	s, err := New(Config{Engine: f, Logger: testLogger(t), KeepAlive: 50 * time.Millisecond})
+	s, err := New(Config{Engine: f, Access: f, Logger: testLogger(t), KeepAlive: 50 * time.Millisecond})
 	require.NoError(t, err)
 	ts := httptest.NewUnstartedServer(s.Handler())
 	ts.Config.ReadTimeout = 150 * time.Millisecond

@@ -11,7 +11,7 @@ import (
 // without a token. The daemon passes *runtime.Engine as the Engine; this
 // example uses a stand-in, since no request here reaches the engine.
 func ExampleServer_Handler() {
-	srv, err := New(Config{Engine: &fakeEngine{}})
+	srv, err := New(Config{Engine: &fakeEngine{}, Access: &fakeEngine{}})
 	if err != nil {
 		panic(err)
 	}

@@ -4,15 +4,17 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"time"
 
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/runtime/access"
 	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
 
-// fakeEngine is an Engine, every service at once, whose every method is a
+// fakeEngine is an Engine and an Access, every service at once, whose every method is a
 // func field, for failure injection: a test sets the fields it needs. A
 // method whose field is nil answers not_found, so a forgotten field fails
 // the test visibly; Ready answers true and StoreError nil.
@@ -26,28 +28,36 @@ type fakeEngine struct {
 	ModuleDeleteFunc         func(ctx context.Context, name string) error
 	TaskCreateFunc           func(ctx context.Context, p *runtime.TaskCreateParams) (*store.Task, error)
 	TaskRunFunc              func(ctx context.Context, p *runtime.TaskCreateParams) (*store.Response, error)
-	TaskWaitFunc             func(ctx context.Context, who *runtime.Principal, id string) (*store.Response, error)
-	TaskSignalIdempotentFunc func(ctx context.Context, who *runtime.Principal, id, name string, payload codec.Envelope, key string, status int, body []byte) error
-	TaskGetFunc              func(ctx context.Context, who *runtime.Principal, id string) (*store.Task, error)
-	TaskListFunc             func(ctx context.Context, who *runtime.Principal, p *runtime.TaskListParams) ([]*store.Task, string, error)
-	TaskCancelFunc           func(ctx context.Context, who *runtime.Principal, id string) (*store.Task, error)
-	TaskSignalFunc           func(ctx context.Context, who *runtime.Principal, id, name string, payload codec.Envelope) error
-	EventListFunc            func(ctx context.Context, who *runtime.Principal, id string, after int64, limit int) ([]*store.Event, error)
-	EventSubscribeFunc       func(ctx context.Context, who *runtime.Principal, id string, after int64) (<-chan *store.Event, error)
-	ResponseGetFunc          func(ctx context.Context, who *runtime.Principal, id string) (*store.Response, error)
-	AuthenticateFunc         func(ctx context.Context, token string) (*runtime.Principal, error)
-	PairingCreateFunc        func(ctx context.Context, who *runtime.Principal, scopes []string, ttl time.Duration) (*runtime.Pairing, error)
-	PairFunc                 func(ctx context.Context, code, name string) (*runtime.Paired, error)
-	ClientListFunc           func(ctx context.Context, who *runtime.Principal) ([]*store.Client, error)
-	ClientGetFunc            func(ctx context.Context, who *runtime.Principal, id string) (*store.Client, error)
-	ClientRevokeFunc         func(ctx context.Context, who *runtime.Principal, id string) (*store.Client, error)
-	ClientUpdateFunc         func(ctx context.Context, who *runtime.Principal, id string, p *runtime.ClientUpdateParams) (*store.Client, error)
-	IdempotencyBeginFunc     func(ctx context.Context, clientID, key string, digest []byte) (*runtime.Replay, error)
+	TaskWaitFunc             func(ctx context.Context, who runtime.Caller, id string) (*store.Response, error)
+	TaskSignalIdempotentFunc func(ctx context.Context, who runtime.Caller, id, name string, payload codec.Envelope, key string, status int, body []byte) error
+	TaskGetFunc              func(ctx context.Context, who runtime.Caller, id string) (*store.Task, error)
+	TaskListFunc             func(ctx context.Context, who runtime.Caller, p *runtime.TaskListParams) ([]*store.Task, string, error)
+	TaskCancelFunc           func(ctx context.Context, who runtime.Caller, id string) (*store.Task, error)
+	TaskSignalFunc           func(ctx context.Context, who runtime.Caller, id, name string, payload codec.Envelope) error
+	EventListFunc            func(ctx context.Context, who runtime.Caller, id string, after int64, limit int) ([]*store.Event, error)
+	EventSubscribeFunc       func(ctx context.Context, who runtime.Caller, id string, after int64) (<-chan *store.Event, error)
+	ResponseGetFunc          func(ctx context.Context, who runtime.Caller, id string) (*store.Response, error)
+	AuthenticateFunc         func(ctx context.Context, token string) (*access.Principal, error)
+	PairingCreateFunc        func(ctx context.Context, by string, scopes []string, ttl time.Duration) (*access.Pairing, error)
+	PairFunc                 func(ctx context.Context, code, name string) (*access.Paired, error)
+	ClientListFunc           func(ctx context.Context) ([]*store.Client, error)
+	ClientGetFunc            func(ctx context.Context, id string) (*store.Client, error)
+	ClientRevokeFunc         func(ctx context.Context, id string) (*store.Client, error)
+	ClientUpdateFunc         func(ctx context.Context, id string, p *access.ClientUpdateParams) (*store.Client, error)
+	IdempotencyBeginFunc     func(ctx context.Context, clientID, key string, digest []byte) (*access.Replay, error)
 	IdempotencyCompleteFunc  func(ctx context.Context, clientID, key string, status int, body []byte) error
 	IdempotencyReleaseFunc   func(ctx context.Context, clientID, key string) error
+	IdempotencyCompletedFunc func(clientID, key string)
+
+	// calls counts the calls of every method but Ready, StoreError and
+	// Authenticate.
+	calls atomic.Int32
 }
 
-var _ Engine = (*fakeEngine)(nil)
+var (
+	_ Engine = (*fakeEngine)(nil)
+	_ Access = (*fakeEngine)(nil)
+)
 
 var errFakeUnset = fault.Errorf(fault.NotFound, "fake engine: method not set")
 
@@ -66,6 +76,7 @@ func (f *fakeEngine) StoreError() error {
 }
 
 func (f *fakeEngine) ModuleDeploy(ctx context.Context, name string, wasm []byte) (*store.Module, error) {
+	f.calls.Add(1)
 	if f.ModuleDeployFunc == nil {
 		return nil, errFakeUnset
 	}
@@ -73,6 +84,7 @@ func (f *fakeEngine) ModuleDeploy(ctx context.Context, name string, wasm []byte)
 }
 
 func (f *fakeEngine) ModuleDeployCheckReplay(ctx context.Context, name string, wasm []byte) (*store.Module, error) {
+	f.calls.Add(1)
 	if f.ModuleDeployCheckFunc == nil {
 		return nil, errFakeUnset
 	}
@@ -80,6 +92,7 @@ func (f *fakeEngine) ModuleDeployCheckReplay(ctx context.Context, name string, w
 }
 
 func (f *fakeEngine) ModuleGet(ctx context.Context, name string) (*store.Module, error) {
+	f.calls.Add(1)
 	if f.ModuleGetFunc == nil {
 		return nil, errFakeUnset
 	}
@@ -87,6 +100,7 @@ func (f *fakeEngine) ModuleGet(ctx context.Context, name string) (*store.Module,
 }
 
 func (f *fakeEngine) ModuleList(ctx context.Context) ([]*store.Module, error) {
+	f.calls.Add(1)
 	if f.ModuleListFunc == nil {
 		return nil, errFakeUnset
 	}
@@ -94,6 +108,7 @@ func (f *fakeEngine) ModuleList(ctx context.Context) ([]*store.Module, error) {
 }
 
 func (f *fakeEngine) ModuleDelete(ctx context.Context, name string) error {
+	f.calls.Add(1)
 	if f.ModuleDeleteFunc == nil {
 		return errFakeUnset
 	}
@@ -101,6 +116,7 @@ func (f *fakeEngine) ModuleDelete(ctx context.Context, name string) error {
 }
 
 func (f *fakeEngine) TaskCreate(ctx context.Context, p *runtime.TaskCreateParams) (*store.Task, error) {
+	f.calls.Add(1)
 	if f.TaskCreateFunc == nil {
 		return nil, errFakeUnset
 	}
@@ -108,125 +124,142 @@ func (f *fakeEngine) TaskCreate(ctx context.Context, p *runtime.TaskCreateParams
 }
 
 func (f *fakeEngine) TaskRun(ctx context.Context, p *runtime.TaskCreateParams) (*store.Response, error) {
+	f.calls.Add(1)
 	if f.TaskRunFunc == nil {
 		return nil, errFakeUnset
 	}
 	return f.TaskRunFunc(ctx, p)
 }
 
-func (f *fakeEngine) TaskWait(ctx context.Context, who *runtime.Principal, id string) (*store.Response, error) {
+func (f *fakeEngine) TaskWait(ctx context.Context, who runtime.Caller, id string) (*store.Response, error) {
+	f.calls.Add(1)
 	if f.TaskWaitFunc == nil {
 		return nil, errFakeUnset
 	}
 	return f.TaskWaitFunc(ctx, who, id)
 }
 
-func (f *fakeEngine) TaskGet(ctx context.Context, who *runtime.Principal, id string) (*store.Task, error) {
+func (f *fakeEngine) TaskGet(ctx context.Context, who runtime.Caller, id string) (*store.Task, error) {
+	f.calls.Add(1)
 	if f.TaskGetFunc == nil {
 		return nil, errFakeUnset
 	}
 	return f.TaskGetFunc(ctx, who, id)
 }
 
-func (f *fakeEngine) TaskList(ctx context.Context, who *runtime.Principal, p *runtime.TaskListParams) ([]*store.Task, string, error) {
+func (f *fakeEngine) TaskList(ctx context.Context, who runtime.Caller, p *runtime.TaskListParams) ([]*store.Task, string, error) {
+	f.calls.Add(1)
 	if f.TaskListFunc == nil {
 		return nil, "", errFakeUnset
 	}
 	return f.TaskListFunc(ctx, who, p)
 }
 
-func (f *fakeEngine) TaskCancel(ctx context.Context, who *runtime.Principal, id string) (*store.Task, error) {
+func (f *fakeEngine) TaskCancel(ctx context.Context, who runtime.Caller, id string) (*store.Task, error) {
+	f.calls.Add(1)
 	if f.TaskCancelFunc == nil {
 		return nil, errFakeUnset
 	}
 	return f.TaskCancelFunc(ctx, who, id)
 }
 
-func (f *fakeEngine) TaskSignal(ctx context.Context, who *runtime.Principal, id, name string, payload codec.Envelope) error {
+func (f *fakeEngine) TaskSignal(ctx context.Context, who runtime.Caller, id, name string, payload codec.Envelope) error {
+	f.calls.Add(1)
 	if f.TaskSignalFunc == nil {
 		return errFakeUnset
 	}
 	return f.TaskSignalFunc(ctx, who, id, name, payload)
 }
 
-func (f *fakeEngine) TaskSignalIdempotent(ctx context.Context, who *runtime.Principal, id, name string, payload codec.Envelope, key string, status int, body []byte) error {
+func (f *fakeEngine) TaskSignalIdempotent(ctx context.Context, who runtime.Caller, id, name string, payload codec.Envelope, key string, status int, body []byte) error {
+	f.calls.Add(1)
 	if f.TaskSignalIdempotentFunc == nil {
 		return errFakeUnset
 	}
 	return f.TaskSignalIdempotentFunc(ctx, who, id, name, payload, key, status, body)
 }
 
-func (f *fakeEngine) EventList(ctx context.Context, who *runtime.Principal, id string, after int64, limit int) ([]*store.Event, error) {
+func (f *fakeEngine) EventList(ctx context.Context, who runtime.Caller, id string, after int64, limit int) ([]*store.Event, error) {
+	f.calls.Add(1)
 	if f.EventListFunc == nil {
 		return nil, errFakeUnset
 	}
 	return f.EventListFunc(ctx, who, id, after, limit)
 }
 
-func (f *fakeEngine) EventSubscribe(ctx context.Context, who *runtime.Principal, id string, after int64) (<-chan *store.Event, error) {
+func (f *fakeEngine) EventSubscribe(ctx context.Context, who runtime.Caller, id string, after int64) (<-chan *store.Event, error) {
+	f.calls.Add(1)
 	if f.EventSubscribeFunc == nil {
 		return nil, errFakeUnset
 	}
 	return f.EventSubscribeFunc(ctx, who, id, after)
 }
 
-func (f *fakeEngine) ResponseGet(ctx context.Context, who *runtime.Principal, id string) (*store.Response, error) {
+func (f *fakeEngine) ResponseGet(ctx context.Context, who runtime.Caller, id string) (*store.Response, error) {
+	f.calls.Add(1)
 	if f.ResponseGetFunc == nil {
 		return nil, errFakeUnset
 	}
 	return f.ResponseGetFunc(ctx, who, id)
 }
 
-func (f *fakeEngine) Authenticate(ctx context.Context, token string) (*runtime.Principal, error) {
+func (f *fakeEngine) Authenticate(ctx context.Context, token string) (*access.Principal, error) {
 	if f.AuthenticateFunc == nil {
 		return nil, fault.Errorf(fault.InvalidCredential, "fake engine: no authenticator")
 	}
 	return f.AuthenticateFunc(ctx, token)
 }
 
-func (f *fakeEngine) PairingCreate(ctx context.Context, who *runtime.Principal, scopes []string, ttl time.Duration) (*runtime.Pairing, error) {
+func (f *fakeEngine) PairingCreate(ctx context.Context, by string, scopes []string, ttl time.Duration) (*access.Pairing, error) {
+	f.calls.Add(1)
 	if f.PairingCreateFunc == nil {
 		return nil, errFakeUnset
 	}
-	return f.PairingCreateFunc(ctx, who, scopes, ttl)
+	return f.PairingCreateFunc(ctx, by, scopes, ttl)
 }
 
-func (f *fakeEngine) Pair(ctx context.Context, code, name string) (*runtime.Paired, error) {
+func (f *fakeEngine) Pair(ctx context.Context, code, name string) (*access.Paired, error) {
+	f.calls.Add(1)
 	if f.PairFunc == nil {
 		return nil, errFakeUnset
 	}
 	return f.PairFunc(ctx, code, name)
 }
 
-func (f *fakeEngine) ClientList(ctx context.Context, who *runtime.Principal) ([]*store.Client, error) {
+func (f *fakeEngine) ClientList(ctx context.Context) ([]*store.Client, error) {
+	f.calls.Add(1)
 	if f.ClientListFunc == nil {
 		return nil, errFakeUnset
 	}
-	return f.ClientListFunc(ctx, who)
+	return f.ClientListFunc(ctx)
 }
 
-func (f *fakeEngine) ClientGet(ctx context.Context, who *runtime.Principal, id string) (*store.Client, error) {
+func (f *fakeEngine) ClientGet(ctx context.Context, id string) (*store.Client, error) {
+	f.calls.Add(1)
 	if f.ClientGetFunc == nil {
 		return nil, errFakeUnset
 	}
-	return f.ClientGetFunc(ctx, who, id)
+	return f.ClientGetFunc(ctx, id)
 }
 
-func (f *fakeEngine) ClientRevoke(ctx context.Context, who *runtime.Principal, id string) (*store.Client, error) {
+func (f *fakeEngine) ClientRevoke(ctx context.Context, id string) (*store.Client, error) {
+	f.calls.Add(1)
 	if f.ClientRevokeFunc == nil {
 		return nil, errFakeUnset
 	}
-	return f.ClientRevokeFunc(ctx, who, id)
+	return f.ClientRevokeFunc(ctx, id)
 }
 
-func (f *fakeEngine) ClientUpdate(ctx context.Context, who *runtime.Principal, id string, p *runtime.ClientUpdateParams) (*store.Client, error) {
+func (f *fakeEngine) ClientUpdate(ctx context.Context, id string, p *access.ClientUpdateParams) (*store.Client, error) {
+	f.calls.Add(1)
 	if f.ClientUpdateFunc == nil {
 		return nil, errFakeUnset
 	}
-	return f.ClientUpdateFunc(ctx, who, id, p)
+	return f.ClientUpdateFunc(ctx, id, p)
 }
 
-func (f *fakeEngine) IdempotencyBegin(ctx context.Context, clientID, key string, digest []byte) (*runtime.Replay, error) {
+func (f *fakeEngine) IdempotencyBegin(ctx context.Context, clientID, key string, digest []byte) (*access.Replay, error) {
+	f.calls.Add(1)
 	if f.IdempotencyBeginFunc == nil {
 		return nil, errFakeUnset
 	}
@@ -234,6 +267,7 @@ func (f *fakeEngine) IdempotencyBegin(ctx context.Context, clientID, key string,
 }
 
 func (f *fakeEngine) IdempotencyComplete(ctx context.Context, clientID, key string, status int, body []byte) error {
+	f.calls.Add(1)
 	if f.IdempotencyCompleteFunc == nil {
 		return errFakeUnset
 	}
@@ -241,10 +275,18 @@ func (f *fakeEngine) IdempotencyComplete(ctx context.Context, clientID, key stri
 }
 
 func (f *fakeEngine) IdempotencyRelease(ctx context.Context, clientID, key string) error {
+	f.calls.Add(1)
 	if f.IdempotencyReleaseFunc == nil {
 		return errFakeUnset
 	}
 	return f.IdempotencyReleaseFunc(ctx, clientID, key)
+}
+
+func (f *fakeEngine) IdempotencyCompleted(clientID, key string) {
+	f.calls.Add(1)
+	if f.IdempotencyCompletedFunc != nil {
+		f.IdempotencyCompletedFunc(clientID, key)
+	}
 }
 
 // fakeToken is the bearer token fakeAuth accepts, for a client with scopes.
@@ -252,19 +294,19 @@ const fakeToken = "fake-token"
 
 // fakeAuth returns an Authenticate func that accepts fakeToken as a client
 // with the given scopes and rejects every other token.
-func fakeAuth(scopes ...string) func(ctx context.Context, token string) (*runtime.Principal, error) {
-	return func(_ context.Context, token string) (*runtime.Principal, error) {
+func fakeAuth(scopes ...string) func(ctx context.Context, token string) (*access.Principal, error) {
+	return func(_ context.Context, token string) (*access.Principal, error) {
 		if token != fakeToken {
 			return nil, fault.Errorf(fault.InvalidCredential, "unknown token")
 		}
-		return &runtime.Principal{ClientID: "cli_fake", Name: "fake", Scopes: scopes}, nil
+		return &access.Principal{ClientID: "cli_fake", Name: "fake", Scopes: scopes}, nil
 	}
 }
 
 // MustFakeServer serves a Server over f on a test HTTP server.
 func MustFakeServer(tb testingTB, f *fakeEngine, cfg Config) *httptest.Server {
 	tb.Helper()
-	cfg.Engine = f
+	cfg.Engine, cfg.Access = f, f
 	if cfg.Logger == nil {
 		cfg.Logger = testLogger(tb)
 	}

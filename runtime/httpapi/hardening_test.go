@@ -13,6 +13,7 @@ import (
 
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/runtime/access"
 	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
@@ -79,10 +80,10 @@ func TestStatusHeaders(t *testing.T) {
 	t.Parallel()
 	f := &fakeEngine{
 		AuthenticateFunc: fakeAuth(scopeAdmin),
-		PairFunc: func(context.Context, string, string) (*runtime.Paired, error) {
-			return nil, &fault.Error{Code: fault.RateLimited, Message: "slow down", Err: runtime.RetryAfter(2500 * time.Millisecond)}
+		PairFunc: func(context.Context, string, string) (*access.Paired, error) {
+			return nil, &fault.Error{Code: fault.RateLimited, Message: "slow down", Err: fault.RetryAfter(2500 * time.Millisecond)}
 		},
-		IdempotencyBeginFunc: func(context.Context, string, string, []byte) (*runtime.Replay, error) {
+		IdempotencyBeginFunc: func(context.Context, string, string, []byte) (*access.Replay, error) {
 			return nil, &fault.Error{Code: fault.IdempotencyKeyInFlight, Param: "Idempotency-Key", Message: "busy"}
 		},
 	}
@@ -121,7 +122,7 @@ func TestSignalIdempotentStoredWithSignal(t *testing.T) {
 	}
 	f := &fakeEngine{
 		AuthenticateFunc: fakeAuth(scopeTasksWrite),
-		IdempotencyBeginFunc: func(context.Context, string, string, []byte) (*runtime.Replay, error) {
+		IdempotencyBeginFunc: func(context.Context, string, string, []byte) (*access.Replay, error) {
 			return nil, nil
 		},
 		IdempotencyCompleteFunc: func(context.Context, string, string, int, []byte) error {
@@ -132,7 +133,8 @@ func TestSignalIdempotentStoredWithSignal(t *testing.T) {
 			note("release")
 			return nil
 		},
-		TaskSignalIdempotentFunc: func(_ context.Context, _ *runtime.Principal, id, name string, _ codec.Envelope, key string, status int, body []byte) error {
+		IdempotencyCompletedFunc: func(clientID, key string) { note("completed " + clientID + " " + key) },
+		TaskSignalIdempotentFunc: func(_ context.Context, _ runtime.Caller, id, name string, _ codec.Envelope, key string, status int, body []byte) error {
 			require.Equal(t, "k", key)
 			require.Equal(t, 202, status)
 			note("signal " + id + " " + name + " " + strings.TrimSpace(string(body)))
@@ -145,8 +147,8 @@ func TestSignalIdempotentStoredWithSignal(t *testing.T) {
 	require.Equal(t, 202, resp.StatusCode, "%s", body)
 	mu.Lock()
 	defer mu.Unlock()
-	require.Equal(t, []string{"signal task_1 go " + strings.TrimSpace(string(body))}, calls,
-		"the answer is stored with the signal, and the key is not completed again")
+	require.Equal(t, []string{"signal task_1 go " + strings.TrimSpace(string(body)), "completed cli_fake k"}, calls,
+		"the answer is stored with the signal, the key is not completed again, and the hold ends")
 }
 
 func TestResponseRetryAttachesToCommittedTask(t *testing.T) {
@@ -154,8 +156,8 @@ func TestResponseRetryAttachesToCommittedTask(t *testing.T) {
 	var completed []string
 	f := &fakeEngine{
 		AuthenticateFunc: fakeAuth(scopeTasksWrite, scopeTasksRead),
-		IdempotencyBeginFunc: func(context.Context, string, string, []byte) (*runtime.Replay, error) {
-			return &runtime.Replay{TaskID: "task_1"}, nil // committed before a crash
+		IdempotencyBeginFunc: func(context.Context, string, string, []byte) (*access.Replay, error) {
+			return &access.Replay{TaskID: "task_1"}, nil // committed before a crash
 		},
 		IdempotencyCompleteFunc: func(_ context.Context, _, _ string, status int, body []byte) error {
 			completed = append(completed, string(body))
@@ -165,7 +167,7 @@ func TestResponseRetryAttachesToCommittedTask(t *testing.T) {
 			t.Error("a second task was started")
 			return nil, fault.Errorf(fault.Internal, "no")
 		},
-		TaskWaitFunc: func(_ context.Context, _ *runtime.Principal, id string) (*store.Response, error) {
+		TaskWaitFunc: func(_ context.Context, _ runtime.Caller, id string) (*store.Response, error) {
 			require.Equal(t, "task_1", id)
 			return &store.Response{ID: "resp_1", TaskID: id, Status: store.StatusCompleted}, nil
 		},
@@ -183,11 +185,11 @@ func TestCloseStreams(t *testing.T) {
 	events := make(chan *store.Event)
 	f := &fakeEngine{
 		AuthenticateFunc: fakeAuth(scopeTasksRead),
-		EventSubscribeFunc: func(context.Context, *runtime.Principal, string, int64) (<-chan *store.Event, error) {
+		EventSubscribeFunc: func(context.Context, runtime.Caller, string, int64) (<-chan *store.Event, error) {
 			return events, nil // never delivers
 		},
 	}
-	s, err := New(Config{Engine: f, Logger: testLogger(t)})
+	s, err := New(Config{Engine: f, Access: f, Logger: testLogger(t)})
 	require.NoError(t, err)
 	ts := httptestServer(t, s)
 	resp := do(t, "GET", ts+"/v1/tasks/task_1/events", "", hdr("Accept", "text/event-stream"))

@@ -10,7 +10,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/runtime/access"
 	"github.com/weft-run/weft/runtime/fault"
 )
 
@@ -105,7 +105,9 @@ func (s *Server) idempotent(location func(r *http.Request, status int, body []by
 			}
 			done = true
 			if held.stored {
-				return // stored with the task
+				// Completed with the task or the signal, in its transaction.
+				s.idempotency.IdempotencyCompleted(who.ClientID, key)
+				return
 			}
 			status, answer := rec.status, rec.body.Bytes()
 			if held.secret {
@@ -174,8 +176,8 @@ func parseIdempotencyKey(values []string) (string, error) {
 	if len(key) >= 2 && key[0] == '"' && key[len(key)-1] == '"' {
 		key = key[1 : len(key)-1]
 	}
-	if key == "" || len(key) > runtime.MaxIdempotencyKeyLen {
-		return "", errorf(fault.Invalid, "Idempotency-Key", "Idempotency-Key must be 1 to %d characters", runtime.MaxIdempotencyKeyLen)
+	if key == "" || len(key) > access.MaxIdempotencyKeyLen {
+		return "", errorf(fault.Invalid, "Idempotency-Key", "Idempotency-Key must be 1 to %d characters", access.MaxIdempotencyKeyLen)
 	}
 	for i := range len(key) {
 		if key[i] < 0x21 || key[i] > 0x7e {

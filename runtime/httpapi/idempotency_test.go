@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/runtime/access"
 	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
 )
@@ -323,7 +324,7 @@ func TestIdempotencyRelease(t *testing.T) {
 			)
 			f := &fakeEngine{
 				AuthenticateFunc: fakeAuth(scopeTasksWrite),
-				IdempotencyBeginFunc: func(_ context.Context, clientID, key string, digest []byte) (*runtime.Replay, error) {
+				IdempotencyBeginFunc: func(_ context.Context, clientID, key string, digest []byte) (*access.Replay, error) {
 					require.Equal(t, "cli_fake", clientID)
 					require.Equal(t, "key", key)
 					require.Len(t, digest, 32)
@@ -374,7 +375,7 @@ func TestIdempotencyRelease(t *testing.T) {
 		created := false
 		f := &fakeEngine{
 			AuthenticateFunc: fakeAuth(scopeTasksWrite),
-			IdempotencyBeginFunc: func(context.Context, string, string, []byte) (*runtime.Replay, error) {
+			IdempotencyBeginFunc: func(context.Context, string, string, []byte) (*access.Replay, error) {
 				return nil, &fault.Error{Code: fault.IdempotencyKeyInFlight, Message: "busy", Param: "Idempotency-Key"}
 			},
 			TaskCreateFunc: func(context.Context, *runtime.TaskCreateParams) (*store.Task, error) {

@@ -73,7 +73,7 @@ func (s *Server) handleResponseCreate(w http.ResponseWriter, r *http.Request) {
 		if held.taskID != "" {
 			// The first request with this key committed its task and
 			// died with the daemon: answer for that task.
-			resp, err = s.tasks.TaskWait(ctx, principal(r), held.taskID)
+			resp, err = s.tasks.TaskWait(ctx, caller(r), held.taskID)
 		} else {
 			p.IdempotencyKey = held.key
 			resp, err = s.tasks.TaskRun(ctx, p)
@@ -119,7 +119,7 @@ func (s *Server) detach(ctx context.Context) (context.Context, context.CancelFun
 
 // handleResponseGet returns a stored response: GET /v1/responses/{id}.
 func (s *Server) handleResponseGet(w http.ResponseWriter, r *http.Request) {
-	resp, err := s.responses.ResponseGet(r.Context(), principal(r), chi.URLParam(r, "id"))
+	resp, err := s.responses.ResponseGet(r.Context(), caller(r), chi.URLParam(r, "id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return

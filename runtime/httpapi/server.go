@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/runtime/access"
 	"github.com/weft-run/weft/runtime/fault"
 )
 
@@ -24,11 +24,17 @@ const (
 )
 
 // Config configures a Server. Every service must be set, on its own or
-// through Engine; the zero value of every other field means its default.
+// through Engine and Access; the zero value of every other field means its
+// default.
 type Config struct {
-	// Engine, when set, fills every service below that is nil: one
-	// *runtime.Engine serves the whole API.
+	// Engine, when set, fills every service of the engine below that is
+	// nil (Readiness, Modules, Tasks, Events, Responses): one
+	// *runtime.Engine serves them all.
 	Engine Engine
+	// Access, when set, fills every service of access control below that
+	// is nil (Auth, Clients, Idempotency): one *access.Service serves them
+	// all.
+	Access Access
 
 	// Readiness answers GET /readyz and tells POST /v1/responses whether
 	// the engine stopped.
@@ -107,8 +113,8 @@ type Server struct {
 }
 
 // New validates cfg, fills in its defaults and returns a Server. It fails when
-// a service is neither set nor filled by cfg.Engine, or the HTTP metrics
-// cannot be registered.
+// a service is neither set nor filled by cfg.Engine or cfg.Access, or the
+// HTTP metrics cannot be registered.
 func New(cfg Config) (*Server, error) {
 	if err := cfg.fillServices(); err != nil {
 		return nil, err
@@ -155,15 +161,12 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// fillServices sets every nil service to cfg.Engine and names the first
-// service still missing.
+// fillServices sets every nil service to cfg.Engine or cfg.Access and
+// names the first service still missing.
 func (cfg *Config) fillServices() error {
 	if e := cfg.Engine; e != nil {
 		if cfg.Readiness == nil {
 			cfg.Readiness = e
-		}
-		if cfg.Auth == nil {
-			cfg.Auth = e
 		}
 		if cfg.Modules == nil {
 			cfg.Modules = e
@@ -177,28 +180,33 @@ func (cfg *Config) fillServices() error {
 		if cfg.Responses == nil {
 			cfg.Responses = e
 		}
+	}
+	if a := cfg.Access; a != nil {
+		if cfg.Auth == nil {
+			cfg.Auth = a
+		}
 		if cfg.Clients == nil {
-			cfg.Clients = e
+			cfg.Clients = a
 		}
 		if cfg.Idempotency == nil {
-			cfg.Idempotency = e
+			cfg.Idempotency = a
 		}
 	}
 	for _, s := range []struct {
-		name string
-		set  bool
+		name, filler string
+		set          bool
 	}{
-		{"Readiness", cfg.Readiness != nil},
-		{"Auth", cfg.Auth != nil},
-		{"Modules", cfg.Modules != nil},
-		{"Tasks", cfg.Tasks != nil},
-		{"Events", cfg.Events != nil},
-		{"Responses", cfg.Responses != nil},
-		{"Clients", cfg.Clients != nil},
-		{"Idempotency", cfg.Idempotency != nil},
+		{"Readiness", "engine", cfg.Readiness != nil},
+		{"Auth", "access", cfg.Auth != nil},
+		{"Modules", "engine", cfg.Modules != nil},
+		{"Tasks", "engine", cfg.Tasks != nil},
+		{"Events", "engine", cfg.Events != nil},
+		{"Responses", "engine", cfg.Responses != nil},
+		{"Clients", "access", cfg.Clients != nil},
+		{"Idempotency", "access", cfg.Idempotency != nil},
 	} {
 		if !s.set {
-			return fmt.Errorf("new http server: no %s service and no engine", s.name)
+			return fmt.Errorf("new http server: no %s service and no %s", s.name, s.filler)
 		}
 	}
 	return nil
@@ -223,12 +231,59 @@ func (s *Server) CloseStreams() {
 
 // Scopes of the API (BRIEF §3.3). admin implies every other scope.
 const (
-	scopeAdmin        = runtime.ScopeAdmin
-	scopeModulesRead  = runtime.ScopeModulesRead
-	scopeModulesWrite = runtime.ScopeModulesWrite
-	scopeTasksRead    = runtime.ScopeTasksRead
-	scopeTasksWrite   = runtime.ScopeTasksWrite
+	scopeAdmin        = access.ScopeAdmin
+	scopeModulesRead  = access.ScopeModulesRead
+	scopeModulesWrite = access.ScopeModulesWrite
+	scopeTasksRead    = access.ScopeTasksRead
+	scopeTasksWrite   = access.ScopeTasksWrite
+	// noCredential is the "scope" of a route that takes no credential.
+	noCredential = ""
 )
+
+// route is one route of the API under /v1.
+type route struct {
+	// method and pattern (chi syntax, /v1 included) match the request.
+	method, pattern string
+	// scope is what the caller needs: the route authenticates the request
+	// and checks it before anything else (see authorize). noCredential
+	// routes do neither.
+	scope string
+	// use is the route's middleware, in order, after the scope check.
+	use []func(http.Handler) http.Handler
+	// handle answers the request.
+	handle http.HandlerFunc
+}
+
+// routeTable lists every route under /v1 with the scope it needs: the one
+// place where scopes are checked.
+func (s *Server) routeTable() []route {
+	jsonBody := s.limitBody(s.cfg.MaxJSONBody)
+	with := func(mw ...func(http.Handler) http.Handler) []func(http.Handler) http.Handler { return mw }
+	return []route{
+		{http.MethodPost, "/v1/pair", noCredential, with(jsonBody), s.handlePair},
+
+		{http.MethodPut, "/v1/modules/{name}", scopeModulesWrite, with(s.limitBody(s.cfg.MaxModuleBody), s.idempotent(moduleLocation)), s.handleModulePut},
+		{http.MethodGet, "/v1/modules", scopeModulesRead, nil, s.handleModuleList},
+		{http.MethodGet, "/v1/modules/{name}", scopeModulesRead, nil, s.handleModuleGet},
+		{http.MethodDelete, "/v1/modules/{name}", scopeModulesWrite, nil, s.handleModuleDelete},
+
+		{http.MethodPost, "/v1/tasks", scopeTasksWrite, with(jsonBody, s.idempotent(taskLocation)), s.handleTaskCreate},
+		{http.MethodGet, "/v1/tasks", scopeTasksRead, nil, s.handleTaskList},
+		{http.MethodGet, "/v1/tasks/{id}", scopeTasksRead, nil, s.handleTaskGet},
+		{http.MethodPost, "/v1/tasks/{id}/cancel", scopeTasksWrite, with(jsonBody), s.handleTaskCancel},
+		{http.MethodPost, "/v1/tasks/{id}/signals/{name}", scopeTasksWrite, with(jsonBody, s.idempotent(nil)), s.handleTaskSignal},
+		{http.MethodGet, "/v1/tasks/{id}/events", scopeTasksRead, nil, s.handleEventList},
+
+		{http.MethodPost, "/v1/responses", scopeTasksWrite, with(jsonBody, s.idempotent(nil)), s.handleResponseCreate},
+		{http.MethodGet, "/v1/responses/{id}", scopeTasksRead, nil, s.handleResponseGet},
+
+		{http.MethodPost, "/v1/pairings", scopeAdmin, with(jsonBody, s.idempotent(nil)), s.handlePairingCreate},
+		{http.MethodGet, "/v1/clients", scopeAdmin, nil, s.handleClientList},
+		{http.MethodGet, "/v1/clients/{id}", scopeAdmin, nil, s.handleClientGet},
+		{http.MethodDelete, "/v1/clients/{id}", scopeAdmin, nil, s.handleClientDelete},
+		{http.MethodPatch, "/v1/clients/{id}", scopeAdmin, with(jsonBody), s.handleClientUpdate},
+	}
+}
 
 // routes lists every route of the API with its middleware.
 func (s *Server) routes() *chi.Mux {
@@ -241,36 +296,17 @@ func (s *Server) routes() *chi.Mux {
 	r.Get("/readyz", s.handleReadyz)
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.cfg.Metrics, promhttp.HandlerOpts{}))
 
-	jsonBody := s.limitBody(s.cfg.MaxJSONBody)
 	r.Route("/v1", func(r chi.Router) {
-		r.With(jsonBody).Post("/pair", s.handlePair)
-
-		r.Group(func(r chi.Router) {
-			r.Use(s.authenticate)
-
-			r.With(s.requireScope(scopeModulesWrite), s.limitBody(s.cfg.MaxModuleBody), s.idempotent(moduleLocation)).
-				Put("/modules/{name}", s.handleModulePut)
-			r.With(s.requireScope(scopeModulesRead)).Get("/modules", s.handleModuleList)
-			r.With(s.requireScope(scopeModulesRead)).Get("/modules/{name}", s.handleModuleGet)
-			r.With(s.requireScope(scopeModulesWrite)).Delete("/modules/{name}", s.handleModuleDelete)
-
-			r.With(s.requireScope(scopeTasksWrite), jsonBody, s.idempotent(taskLocation)).Post("/tasks", s.handleTaskCreate)
-			r.With(s.requireScope(scopeTasksRead)).Get("/tasks", s.handleTaskList)
-			r.With(s.requireScope(scopeTasksRead)).Get("/tasks/{id}", s.handleTaskGet)
-			r.With(s.requireScope(scopeTasksWrite), jsonBody).Post("/tasks/{id}/cancel", s.handleTaskCancel)
-			r.With(s.requireScope(scopeTasksWrite), jsonBody, s.idempotent(nil)).
-				Post("/tasks/{id}/signals/{name}", s.handleTaskSignal)
-			r.With(s.requireScope(scopeTasksRead)).Get("/tasks/{id}/events", s.handleEventList)
-
-			r.With(s.requireScope(scopeTasksWrite), jsonBody, s.idempotent(nil)).Post("/responses", s.handleResponseCreate)
-			r.With(s.requireScope(scopeTasksRead)).Get("/responses/{id}", s.handleResponseGet)
-
-			r.With(s.requireScope(scopeAdmin), jsonBody, s.idempotent(nil)).Post("/pairings", s.handlePairingCreate)
-			r.With(s.requireScope(scopeAdmin)).Get("/clients", s.handleClientList)
-			r.With(s.requireScope(scopeAdmin)).Get("/clients/{id}", s.handleClientGet)
-			r.With(s.requireScope(scopeAdmin)).Delete("/clients/{id}", s.handleClientDelete)
-			r.With(s.requireScope(scopeAdmin), jsonBody).Patch("/clients/{id}", s.handleClientUpdate)
-		})
+		for _, rt := range s.routeTable() {
+			h := http.Handler(rt.handle)
+			for i := len(rt.use) - 1; i >= 0; i-- {
+				h = rt.use[i](h)
+			}
+			if rt.scope != noCredential {
+				h = s.authorize(rt.scope)(h)
+			}
+			r.Method(rt.method, strings.TrimPrefix(rt.pattern, "/v1"), h)
+		}
 	})
 	return r
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/runtime/access"
 	"github.com/weft-run/weft/store"
 )
 
@@ -24,13 +24,13 @@ func TestServices(t *testing.T) {
 		require.ErrorContains(t, err, "no Readiness service and no engine")
 		f := &fakeEngine{}
 		_, err = New(Config{Readiness: f, Auth: f, Modules: f, Tasks: f, Events: f, Responses: f, Clients: f})
-		require.ErrorContains(t, err, "no Idempotency service and no engine")
+		require.ErrorContains(t, err, "no Idempotency service and no access")
 	})
 
 	t.Run("EachOnItsOwn", func(t *testing.T) {
 		t.Parallel()
 		f := &fakeEngine{
-			AuthenticateFunc: fakeAuth(runtime.ScopeModulesRead),
+			AuthenticateFunc: fakeAuth(access.ScopeModulesRead),
 			ModuleListFunc:   func(context.Context) ([]*store.Module, error) { return nil, nil },
 		}
 		s, err := New(Config{
@@ -47,7 +47,7 @@ func TestServices(t *testing.T) {
 		t.Parallel()
 		var engineCalls, ownCalls atomic.Int32
 		f := &fakeEngine{
-			AuthenticateFunc: fakeAuth(runtime.ScopeModulesRead),
+			AuthenticateFunc: fakeAuth(access.ScopeModulesRead),
 			ModuleListFunc: func(context.Context) ([]*store.Module, error) {
 				engineCalls.Add(1)
 				return nil, nil
@@ -57,7 +57,7 @@ func TestServices(t *testing.T) {
 			ownCalls.Add(1)
 			return nil, nil
 		}}
-		s, err := New(Config{Engine: f, Modules: own, Logger: testLogger(t)})
+		s, err := New(Config{Engine: f, Access: f, Modules: own, Logger: testLogger(t)})
 		require.NoError(t, err)
 		ts := httptest.NewServer(s.Handler())
 		t.Cleanup(ts.Close)

@@ -288,7 +288,7 @@ func (s *Server) handleTaskList(w http.ResponseWriter, r *http.Request) {
 		if payloads {
 			batch = min(left, payloadBatch)
 		}
-		tasks, next, err := s.tasks.TaskList(r.Context(), principal(r), &runtime.TaskListParams{
+		tasks, next, err := s.tasks.TaskList(r.Context(), caller(r), &runtime.TaskListParams{
 			Status: q.Get("status"), Cursor: cursor, Limit: batch, Payloads: payloads,
 			Module: q.Get("module"), Function: q.Get("function"), ParentTaskID: q.Get("parent_task_id"),
 		})
@@ -348,7 +348,7 @@ func (s *Server) taskItem(t *store.Task, payloads bool) ([]byte, error) {
 // handleTaskGet returns one task: GET /v1/tasks/{id}. Another client's task
 // is 404.
 func (s *Server) handleTaskGet(w http.ResponseWriter, r *http.Request) {
-	t, err := s.tasks.TaskGet(r.Context(), principal(r), chi.URLParam(r, "id"))
+	t, err := s.tasks.TaskGet(r.Context(), caller(r), chi.URLParam(r, "id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -360,7 +360,7 @@ func (s *Server) handleTaskGet(w http.ResponseWriter, r *http.Request) {
 // with the task. A queued task is cancelled at once, a running one moves to
 // cancelling; a finished task is returned unchanged.
 func (s *Server) handleTaskCancel(w http.ResponseWriter, r *http.Request) {
-	t, err := s.tasks.TaskCancel(r.Context(), principal(r), chi.URLParam(r, "id"))
+	t, err := s.tasks.TaskCancel(r.Context(), caller(r), chi.URLParam(r, "id"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -404,7 +404,7 @@ func (s *Server) handleTaskSignal(w http.ResponseWriter, r *http.Request) {
 	id, name := chi.URLParam(r, "id"), chi.URLParam(r, "name")
 	held := heldIdempotencyKey(r)
 	if held == nil {
-		if err := s.tasks.TaskSignal(r.Context(), principal(r), id, name, input); err != nil {
+		if err := s.tasks.TaskSignal(r.Context(), caller(r), id, name, input); err != nil {
 			s.writeError(w, r, renameParam(err, "payload", "input"))
 			return
 		}
@@ -418,7 +418,7 @@ func (s *Server) handleTaskSignal(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	if err := s.tasks.TaskSignalIdempotent(r.Context(), principal(r), id, name, input, held.key, http.StatusAccepted, answer); err != nil {
+	if err := s.tasks.TaskSignalIdempotent(r.Context(), caller(r), id, name, input, held.key, http.StatusAccepted, answer); err != nil {
 		s.writeError(w, r, renameParam(err, "payload", "input"))
 		return
 	}

@@ -1,7 +1,8 @@
-package runtime
+package access
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"os"
 	"path/filepath"
@@ -9,7 +10,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
 	"github.com/weft-run/weft/runtime/fault"
+	"github.com/weft-run/weft/store/sqlite"
 )
 
 func TestAuth(t *testing.T) {
@@ -17,9 +20,14 @@ func TestAuth(t *testing.T) {
 
 	t.Run("BootstrapWritesTheAdminToken", func(t *testing.T) {
 		t.Parallel()
-		e, b := setup(t, echo, nil)
-		dataDir := filepath.Join(b.dir, "data")
-		token, created, err := e.Bootstrap(t.Context(), dataDir)
+		dir := t.TempDir()
+		db, err := sqlite.Open(t.Context(), sqlite.Config{Path: filepath.Join(dir, "weft.db")})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = db.Close(context.Background()) })
+		s, err := New(Config{Store: db})
+		require.NoError(t, err)
+		dataDir := filepath.Join(dir, "data")
+		token, created, err := s.Bootstrap(t.Context(), dataDir)
 		require.NoError(t, err)
 		require.True(t, created)
 		require.True(t, strings.HasPrefix(token, TokenPrefix))
@@ -32,13 +40,13 @@ func TestAuth(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, token+"\n", string(content))
 
-		who, err := e.Authenticate(t.Context(), token)
+		who, err := s.Authenticate(t.Context(), token)
 		require.NoError(t, err)
 		require.True(t, who.IsAdmin())
 		require.Equal(t, "admin", who.Name)
 
 		// A second start creates nothing and leaves the file alone.
-		again, created, err := e.Bootstrap(t.Context(), dataDir)
+		again, created, err := s.Bootstrap(t.Context(), dataDir)
 		require.NoError(t, err)
 		require.False(t, created)
 		require.Empty(t, again)
@@ -49,15 +57,15 @@ func TestAuth(t *testing.T) {
 
 	t.Run("OnlyTheHashIsStored", func(t *testing.T) {
 		t.Parallel()
-		e, b := setup(t, echo, nil)
-		token, _, err := e.Bootstrap(t.Context(), b.dir)
+		s, b := setup(t, nil)
+		token, err := os.ReadFile(filepath.Join(b.dir, AdminTokenFile))
 		require.NoError(t, err)
-		p, err := e.PairingCreate(t.Context(), b.admin, nil, 0)
+		p, err := s.PairingCreate(t.Context(), b.admin, nil, 0)
 		require.NoError(t, err)
-		paired, err := e.Pair(t.Context(), p.Code, "laptop")
+		paired, err := s.Pair(t.Context(), p.Code, "laptop")
 		require.NoError(t, err)
 
-		clients, err := e.ClientList(t.Context(), b.admin)
+		clients, err := s.ClientList(t.Context())
 		require.NoError(t, err)
 		require.Len(t, clients, 2)
 		for _, c := range clients {
@@ -67,7 +75,6 @@ func TestAuth(t *testing.T) {
 		require.Equal(t, sum[:], clients[1].TokenHash)
 
 		// No token or code is anywhere in the database files.
-		require.NoError(t, e.Close(t.Context()))
 		require.NoError(t, b.db.Close(t.Context()))
 		files, err := filepath.Glob(filepath.Join(b.dir, "weft.db*"))
 		require.NoError(t, err)
@@ -75,7 +82,7 @@ func TestAuth(t *testing.T) {
 		for _, f := range files {
 			raw, err := os.ReadFile(f)
 			require.NoError(t, err)
-			for _, secret := range []string{token, paired.Token, p.Code} {
+			for _, secret := range []string{strings.TrimSpace(string(token)), paired.Token, p.Code} {
 				require.False(t, bytes.Contains(raw, []byte(secret)), "%s holds a secret in clear", f)
 			}
 		}
@@ -83,9 +90,10 @@ func TestAuth(t *testing.T) {
 
 	t.Run("BadTokens", func(t *testing.T) {
 		t.Parallel()
-		e, b := setup(t, echo, nil)
-		token, _, err := e.Bootstrap(t.Context(), b.dir)
+		s, b := setup(t, nil)
+		raw, err := os.ReadFile(filepath.Join(b.dir, AdminTokenFile))
 		require.NoError(t, err)
+		token := strings.TrimSpace(string(raw))
 		tests := []struct {
 			name, token string
 			code        fault.Code
@@ -99,32 +107,60 @@ func TestAuth(t *testing.T) {
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
-				_, err := e.Authenticate(t.Context(), tc.token)
+				_, err := s.Authenticate(t.Context(), tc.token)
 				require.Equal(t, tc.code, fault.CodeOf(err))
 			})
 		}
+		_, err = s.Authenticate(t.Context(), token)
+		require.NoError(t, err, "the token itself works")
 	})
 
 	t.Run("RevokedOnTheNextRequest", func(t *testing.T) {
 		t.Parallel()
-		e, b := setup(t, echo, nil)
-		p, err := e.PairingCreate(t.Context(), b.admin, []string{ScopeTasksRead}, 0)
+		s, b := setup(t, nil)
+		p, err := s.PairingCreate(t.Context(), b.admin, []string{ScopeTasksRead}, 0)
 		require.NoError(t, err)
-		paired, err := e.Pair(t.Context(), p.Code, "phone")
+		paired, err := s.Pair(t.Context(), p.Code, "phone")
 		require.NoError(t, err)
-		who, err := e.Authenticate(t.Context(), paired.Token)
+		who, err := s.Authenticate(t.Context(), paired.Token)
 		require.NoError(t, err)
 		require.Equal(t, paired.ClientID, who.ClientID)
 		require.Equal(t, []string{ScopeTasksRead}, who.Scopes)
 
-		_, err = e.ClientRevoke(t.Context(), who, paired.ClientID)
-		require.Equal(t, fault.InsufficientScope, fault.CodeOf(err), "only admins revoke")
-		revoked, err := e.ClientRevoke(t.Context(), b.admin, paired.ClientID)
+		revoked, err := s.ClientRevoke(t.Context(), paired.ClientID)
 		require.NoError(t, err)
 		require.True(t, revoked.Revoked())
-		_, err = e.Authenticate(t.Context(), paired.Token)
+		_, err = s.Authenticate(t.Context(), paired.Token)
 		require.Equal(t, fault.InvalidCredential, fault.CodeOf(err))
-		_, err = e.ClientRevoke(t.Context(), b.admin, "cli_nobody")
+		again, err := s.ClientRevoke(t.Context(), paired.ClientID)
+		require.NoError(t, err)
+		require.Equal(t, revoked.RevokedAt, again.RevokedAt, "revoking twice keeps the first time")
+		_, err = s.ClientRevoke(t.Context(), "cli_nobody")
+		require.Equal(t, fault.NotFound, fault.CodeOf(err))
+	})
+
+	t.Run("Clients", func(t *testing.T) {
+		t.Parallel()
+		s, b := setup(t, func(c *Config) { c.MaxMemoryLimit = 1 << 30 })
+		c, err := s.ClientGet(t.Context(), b.admin)
+		require.NoError(t, err)
+		require.Equal(t, "admin", c.Name)
+		_, err = s.ClientGet(t.Context(), "cli_other")
+		require.Equal(t, fault.NotFound, fault.CodeOf(err))
+
+		limit := int64(512 << 20)
+		c, err = s.ClientUpdate(t.Context(), b.admin, &ClientUpdateParams{MaxMemoryLimit: &limit})
+		require.NoError(t, err)
+		require.Equal(t, limit, c.MaxMemoryLimit)
+		who, err := s.Authenticate(t.Context(), mustAdminToken(t, b))
+		require.NoError(t, err)
+		require.Equal(t, limit, who.MaxMemoryLimit, "the principal carries the ceiling")
+		for _, bad := range []int64{-1, 1<<30 + 1} {
+			_, err = s.ClientUpdate(t.Context(), b.admin, &ClientUpdateParams{MaxMemoryLimit: &bad})
+			require.Equal(t, fault.Invalid, fault.CodeOf(err), "%d", bad)
+			require.Equal(t, "max_memory_limit_bytes", fault.Param(err))
+		}
+		_, err = s.ClientUpdate(t.Context(), "cli_other", &ClientUpdateParams{MaxMemoryLimit: &limit})
 		require.Equal(t, fault.NotFound, fault.CodeOf(err))
 	})
 
@@ -145,39 +181,22 @@ func TestAuth(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				p := &Principal{ClientID: "cli_x", Scopes: tc.scopes}
 				require.Equal(t, tc.want, p.HasScope(tc.scope))
-				if tc.want {
-					require.NoError(t, p.Require(tc.scope))
-				} else {
-					require.Equal(t, fault.InsufficientScope, fault.CodeOf(p.Require(tc.scope)))
-				}
 			})
 		}
+		require.True(t, (&Principal{Scopes: []string{ScopeAdmin}}).IsAdmin())
+		require.False(t, (&Principal{Scopes: DefaultPairingScopes}).IsAdmin())
 		var nobody *Principal
 		require.False(t, nobody.HasScope(ScopeTasksRead))
-		require.Equal(t, fault.MissingCredential, fault.CodeOf(nobody.Require(ScopeTasksRead)))
+		require.False(t, nobody.IsAdmin())
 	})
+}
 
-	t.Run("ScopesAreEnforcedByTaskMethods", func(t *testing.T) {
-		t.Parallel()
-		e, b := setup(t, echo, nil)
-		modulesOnly := &Principal{ClientID: "cli_m", Scopes: []string{ScopeModulesRead}}
-		task := mustCreate(t, e, TaskCreateParams{ClientID: modulesOnly.ClientID, Function: "echo"})
-		_, err := e.TaskGet(t.Context(), modulesOnly, task.ID)
-		require.Equal(t, fault.InsufficientScope, fault.CodeOf(err))
-		_, _, err = e.TaskList(t.Context(), modulesOnly, &TaskListParams{})
-		require.Equal(t, fault.InsufficientScope, fault.CodeOf(err))
-		_, err = e.EventSubscribe(t.Context(), modulesOnly, task.ID, -1)
-		require.Equal(t, fault.InsufficientScope, fault.CodeOf(err))
-		_, err = e.ClientList(t.Context(), modulesOnly)
-		require.Equal(t, fault.InsufficientScope, fault.CodeOf(err))
-		_, err = e.PairingCreate(t.Context(), modulesOnly, nil, 0)
-		require.Equal(t, fault.InsufficientScope, fault.CodeOf(err))
-		// A client may read itself, not others.
-		_, err = e.ClientGet(t.Context(), modulesOnly, "cli_other")
-		require.Equal(t, fault.NotFound, fault.CodeOf(err))
-		_, err = e.ClientGet(t.Context(), b.admin, "cli_other")
-		require.Equal(t, fault.NotFound, fault.CodeOf(err))
-	})
+// mustAdminToken reads the admin token Bootstrap wrote.
+func mustAdminToken(tb testing.TB, b *testBundle) string {
+	tb.Helper()
+	raw, err := os.ReadFile(filepath.Join(b.dir, AdminTokenFile))
+	require.NoError(tb, err)
+	return strings.TrimSpace(string(raw))
 }
 
 // flip returns a different base64url character than c.

@@ -1,4 +1,4 @@
-package runtime
+package access
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/weft-run/weft/runtime/fault"
@@ -39,18 +38,15 @@ type Pairing struct {
 
 // PairingCreate makes a single-use pairing code that grants scopes (the
 // DefaultPairingScopes when empty) until ttl passes (Config.PairingTTL when
-// zero; at most MaxPairingTTL). It needs the admin scope and returns
-// fault.Invalid for an unknown scope or a bad ttl.
-func (e *Engine) PairingCreate(ctx context.Context, who *Principal, scopes []string, ttl time.Duration) (*Pairing, error) {
-	if err := who.Require(ScopeAdmin); err != nil {
-		return nil, err
-	}
+// zero; at most MaxPairingTTL). by is the id of the client that asks, for
+// the log. It returns fault.Invalid for an unknown scope or a bad ttl.
+func (s *Service) PairingCreate(ctx context.Context, by string, scopes []string, ttl time.Duration) (*Pairing, error) {
 	if len(scopes) == 0 {
 		scopes = DefaultPairingScopes
 	}
-	for _, s := range scopes {
-		if !slices.Contains(Scopes, s) {
-			return nil, fault.ParamErrorf("scopes", "unknown scope %q", s)
+	for _, sc := range scopes {
+		if !slices.Contains(Scopes, sc) {
+			return nil, fault.ParamErrorf("scopes", "unknown scope %q", sc)
 		}
 	}
 	scopes = slices.Compact(slices.Sorted(slices.Values(scopes)))
@@ -58,18 +54,18 @@ func (e *Engine) PairingCreate(ctx context.Context, who *Principal, scopes []str
 	case ttl < 0 || ttl > MaxPairingTTL:
 		return nil, fault.ParamErrorf("ttl", "the lifetime of a pairing code must be between 0 and %s", MaxPairingTTL)
 	case ttl == 0:
-		ttl = e.cfg.PairingTTL
+		ttl = s.cfg.PairingTTL
 	}
 	var b [20]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
 	code := PairingCodePrefix + pairingEncoding.EncodeToString(b[:])
-	expires := e.now().Add(ttl).UTC().Truncate(time.Millisecond)
-	if _, err := e.store.PairingInsert(ctx, &store.PairingInsertParams{
+	expires := s.now().Add(ttl).UTC().Truncate(time.Millisecond)
+	if _, err := s.store.PairingInsert(ctx, &store.PairingInsertParams{
 		CodeHash: hashSecret(code), Scopes: scopes, ExpiresAt: expires,
 	}); err != nil {
 		return nil, fault.Wrap("create pairing", err)
 	}
-	e.log.Info("pairing code created", "client_id", who.ClientID, "scopes", strings.Join(scopes, " "), "expires_at", expires)
+	s.log.Info("pairing code created", "client_id", by, "scopes", strings.Join(scopes, " "), "expires_at", expires)
 	return &Pairing{Code: code, Scopes: scopes, ExpiresAt: expires}, nil
 }
 
@@ -89,12 +85,13 @@ type Paired struct {
 // code's scopes and returns its token, once. A code works once and until
 // it expires. Attempts are rate-limited (Config.PairingRate per minute,
 // across all callers) so codes cannot be guessed. It returns
-// fault.RateLimited, fault.Invalid for a bad name, fault.InvalidCredential for an
-// unknown code, fault.PairingUsed and fault.PairingExpired.
-func (e *Engine) Pair(ctx context.Context, code, name string) (*Paired, error) {
-	if ok, wait := e.pairing.allow(e.now()); !ok {
+// fault.RateLimited (with a fault.RetryAfter cause), fault.Invalid for a bad
+// name, fault.InvalidCredential for an unknown code, fault.PairingUsed and
+// fault.PairingExpired.
+func (s *Service) Pair(ctx context.Context, code, name string) (*Paired, error) {
+	if ok, wait := s.pairing.allow(s.now()); !ok {
 		return nil, &fault.Error{
-			Code: fault.RateLimited, Err: RetryAfter(wait),
+			Code: fault.RateLimited, Err: fault.RetryAfter(wait),
 			Message: fmt.Sprintf("too many pairing attempts; try again in %s", wait.Round(time.Second)),
 		}
 	}
@@ -106,8 +103,8 @@ func (e *Engine) Pair(ctx context.Context, code, name string) (*Paired, error) {
 		return nil, &fault.Error{Code: fault.InvalidCredential, Param: "code", Message: "unknown pairing code"}
 	}
 	tok, hash := newToken()
-	c, err := e.store.PairingRedeem(ctx, &store.PairingRedeemParams{
-		CodeHash: hashSecret(code), ClientName: name, TokenHash: hash, Now: e.now(),
+	c, err := s.store.PairingRedeem(ctx, &store.PairingRedeemParams{
+		CodeHash: hashSecret(code), ClientName: name, TokenHash: hash, Now: s.now(),
 	})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -119,40 +116,6 @@ func (e *Engine) Pair(ctx context.Context, code, name string) (*Paired, error) {
 	case err != nil:
 		return nil, fault.Wrap("pair", err)
 	}
-	e.log.Info("client paired", "client_id", c.ID, "name", c.Name)
+	s.log.Info("client paired", "client_id", c.ID, "name", c.Name)
 	return &Paired{ClientID: c.ID, Name: c.Name, Token: tok, Scopes: c.Scopes}, nil
-}
-
-// rateLimiter is a token bucket: rate tokens per period, holding at most
-// rate.
-type rateLimiter struct {
-	mu     sync.Mutex
-	rate   float64
-	period time.Duration
-	tokens float64
-	last   time.Time
-}
-
-func newRateLimiter(rate int, period time.Duration) *rateLimiter {
-	return &rateLimiter{rate: float64(rate), period: period, tokens: float64(rate)}
-}
-
-// allow takes a token at time now, and reports whether there was one;
-// without one, it also returns how long until the next one, at least a
-// second.
-func (l *rateLimiter) allow(now time.Time) (bool, time.Duration) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.last.IsZero() && now.After(l.last) {
-		l.tokens = min(l.rate, l.tokens+l.rate*float64(now.Sub(l.last))/float64(l.period))
-	}
-	if l.last.IsZero() || now.After(l.last) {
-		l.last = now
-	}
-	if l.tokens < 1 {
-		wait := time.Duration((1 - l.tokens) * float64(l.period) / l.rate)
-		return false, max(wait, time.Second)
-	}
-	l.tokens--
-	return true, 0
 }

@@ -1,4 +1,4 @@
-package runtime
+package access
 
 import (
 	"context"
@@ -13,6 +13,10 @@ import (
 // MaxIdempotencyKeyLen is the longest Idempotency-Key accepted.
 const MaxIdempotencyKeyLen = 255
 
+// inFlightRetry is the retry delay of a key whose first request still
+// runs.
+const inFlightRetry = time.Second
+
 // Replay is the stored result of an earlier request with the same
 // idempotency key and the same request digest.
 type Replay struct {
@@ -23,15 +27,15 @@ type Replay struct {
 	// TaskID, when set, is the task the first request committed under the
 	// key before it could store an answer, and that request is gone (the
 	// daemon restarted): StatusCode and Body are empty, the caller now holds
-	// the key, answers for this task (TaskWait) and completes the key. It is
-	// never a reason to create a second task.
+	// the key, answers for this task (the engine's TaskWait) and completes
+	// the key. It is never a reason to create a second task.
 	TaskID string
 }
 
 // heldKeys are the idempotency keys that a request of this process holds,
-// from IdempotencyBegin to IdempotencyComplete or IdempotencyRelease. A key
-// in flight in the store but not held here belongs to a request that died
-// with an earlier process.
+// from IdempotencyBegin to IdempotencyComplete, IdempotencyRelease or
+// IdempotencyCompleted. A key in flight in the store but not held here
+// belongs to a request that died with an earlier process.
 type heldKeys struct {
 	mu   sync.Mutex
 	keys map[string]struct{}
@@ -62,37 +66,38 @@ func (h *heldKeys) drop(clientID, key string) {
 
 // IdempotencyBegin claims an idempotency key of a client for one request,
 // atomically: of concurrent calls with one key exactly one gets (nil, nil)
-// and must end with IdempotencyComplete or IdempotencyRelease. A key done
-// with the same digest gives its Replay. It returns
-// fault.IdempotencyKeyReused when the key was used with a different digest,
-// fault.IdempotencyKeyInFlight while the first request runs, and fault.Invalid
-// for a malformed key. Keys live for Config.IdempotencyTTL (24 hours by
-// default) and belong to one client.
+// and must end with IdempotencyComplete, IdempotencyRelease or
+// IdempotencyCompleted. A key done with the same digest gives its Replay.
+// It returns fault.IdempotencyKeyReused when the key was used with a
+// different digest, fault.IdempotencyKeyInFlight (with a fault.RetryAfter
+// cause) while the first request runs, and fault.Invalid for a malformed
+// key. Keys live for Config.IdempotencyTTL (24 hours by default) and belong
+// to one client.
 //
 // A key whose request committed a task and died before it stored an answer
 // (a crash) gives a Replay with only TaskID set, to the first caller after
 // the restart; the caller then holds the key as if it were new.
-func (e *Engine) IdempotencyBegin(ctx context.Context, clientID, key string, digest []byte) (*Replay, error) {
+func (s *Service) IdempotencyBegin(ctx context.Context, clientID, key string, digest []byte) (*Replay, error) {
 	if err := checkIdempotencyKey(key); err != nil {
 		return nil, err
 	}
 	if len(digest) == 0 {
 		return nil, fault.Errorf(fault.Invalid, "an idempotency request digest is required")
 	}
-	now := e.now()
-	res, err := e.store.IdempotencyKeyBegin(ctx, &store.IdempotencyKeyBeginParams{
+	now := s.now()
+	res, err := s.store.IdempotencyKeyBegin(ctx, &store.IdempotencyKeyBeginParams{
 		ClientID: clientID, Key: key, RequestDigest: digest,
-		ExpiresAt: now.Add(e.idempotencyTTL(ctx)), Now: now,
+		ExpiresAt: now.Add(s.idempotencyTTL(ctx)), Now: now,
 	})
 	if err != nil {
 		return nil, fault.Wrap("begin idempotency key", err)
 	}
 	switch res.Outcome {
 	case store.IdempotencyNew:
-		e.keys.hold(clientID, key)
+		s.keys.hold(clientID, key)
 		return nil, nil
 	case store.IdempotencyTask:
-		if e.keys.hold(clientID, key) {
+		if s.keys.hold(clientID, key) {
 			return &Replay{TaskID: res.Key.TaskID}, nil
 		}
 		return nil, inFlight()
@@ -112,7 +117,7 @@ func (e *Engine) IdempotencyBegin(ctx context.Context, clientID, key string, dig
 // inFlight is the error of a key whose first request still runs.
 func inFlight() error {
 	return &fault.Error{
-		Code: fault.IdempotencyKeyInFlight, Param: "Idempotency-Key", Err: RetryAfter(inFlightRetry),
+		Code: fault.IdempotencyKeyInFlight, Param: "Idempotency-Key", Err: fault.RetryAfter(inFlightRetry),
 		Message: "a request with this idempotency key is still in progress",
 	}
 }
@@ -120,9 +125,9 @@ func inFlight() error {
 // IdempotencyComplete stores the answer of the request that holds the key,
 // to be replayed to later requests with the same key and digest. It returns
 // fault.Conflict unless the key is in flight.
-func (e *Engine) IdempotencyComplete(ctx context.Context, clientID, key string, status int, body []byte) error {
-	defer e.keys.drop(clientID, key)
-	err := e.store.IdempotencyKeyComplete(ctx, &store.IdempotencyKeyCompleteParams{
+func (s *Service) IdempotencyComplete(ctx context.Context, clientID, key string, status int, body []byte) error {
+	defer s.keys.drop(clientID, key)
+	err := s.store.IdempotencyKeyComplete(ctx, &store.IdempotencyKeyCompleteParams{
 		ClientID: clientID, Key: key, StatusCode: status, Body: body,
 	})
 	switch {
@@ -134,14 +139,21 @@ func (e *Engine) IdempotencyComplete(ctx context.Context, clientID, key string, 
 	return nil
 }
 
+// IdempotencyCompleted ends the hold of this process on a key that its
+// request completed in its own transaction: the engine's TaskCreate with
+// an idempotency reply, or TaskSignalIdempotent. It writes nothing.
+func (s *Service) IdempotencyCompleted(clientID, key string) {
+	s.keys.drop(clientID, key)
+}
+
 // IdempotencyRelease forgets a key whose request failed before it changed
 // anything (a validation error, say), so that the client can try again with
-// it. A key bound to a task its request committed (TaskRun) is kept and
-// answers for that task. It returns fault.Conflict unless the key is in
-// flight.
-func (e *Engine) IdempotencyRelease(ctx context.Context, clientID, key string) error {
-	defer e.keys.drop(clientID, key)
-	err := e.store.IdempotencyKeyRelease(ctx, &store.IdempotencyKeyReleaseParams{ClientID: clientID, Key: key})
+// it. A key bound to a task its request committed (the engine's TaskRun) is
+// kept and answers for that task. It returns fault.Conflict unless the key
+// is in flight.
+func (s *Service) IdempotencyRelease(ctx context.Context, clientID, key string) error {
+	defer s.keys.drop(clientID, key)
+	err := s.store.IdempotencyKeyRelease(ctx, &store.IdempotencyKeyReleaseParams{ClientID: clientID, Key: key})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return fault.Errorf(fault.Conflict, "idempotency key %q is not in flight", key)
@@ -166,11 +178,11 @@ func checkIdempotencyKey(key string) error {
 
 // idempotencyTTL returns how long keys live: Config.IdempotencyTTL, or the
 // service configuration's period, or the default.
-func (e *Engine) idempotencyTTL(ctx context.Context) time.Duration {
-	if e.cfg.IdempotencyTTL > 0 {
-		return e.cfg.IdempotencyTTL
+func (s *Service) idempotencyTTL(ctx context.Context) time.Duration {
+	if s.cfg.IdempotencyTTL > 0 {
+		return s.cfg.IdempotencyTTL
 	}
-	if c := e.serviceConfig(ctx); c != nil && c.IdempotencyKeyTTL > 0 {
+	if c := s.serviceConfig(ctx); c != nil && c.IdempotencyKeyTTL > 0 {
 		return c.IdempotencyKeyTTL
 	}
 	return store.DefaultIdempotencyKeyTTL
