@@ -152,7 +152,7 @@ func newEnv(tb testing.TB, h *Harness, edit func(*runtime.Config)) *env {
 func (v *env) start() {
 	v.tb.Helper()
 	v.db = v.open(v.tb)
-	log := hclog.NewNullLogger()
+	var log hclog.Logger
 	if v.h.Logger != nil {
 		log = v.h.Logger(v.tb)
 	} else {
