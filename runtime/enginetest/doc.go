@@ -33,7 +33,14 @@
 //		})
 //	}
 //
+// cmd/weft's TestEngineSuite is the SQLite instance, and the model for
+// another backend: its host compiles modules in the daemon's compile child
+// (the real weft binary) into a shared compilation cache, because wazero's
+// compiler inside a test binary built with -race takes minutes over the
+// kits, and loading them from the cache takes milliseconds.
+//
 // The tests run in parallel, each with its own database and engine, and
-// take a few seconds in all; the ones that take longer run only when the
-// environment sets WEFT_LONG_TESTS=1 (Harness.Long).
+// take a few seconds in all once the kits are compiled; the ones that take
+// longer run only when the environment sets WEFT_LONG_TESTS=1
+// (Harness.Long).
 package enginetest

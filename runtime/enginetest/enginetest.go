@@ -230,30 +230,43 @@ func (v *env) wait(id string) *store.Task {
 }
 
 // waitFor polls the store until cond holds for task id, and returns the
-// task as it was then.
+// task as it was then. cond runs in the test's goroutine and may assert.
 func (v *env) waitFor(id, what string, cond func(*store.Task) bool) *store.Task {
 	v.tb.Helper()
 	var t *store.Task
-	require.Eventually(v.tb, func() bool {
+	poll(v.tb, "task "+id+": "+what, func() bool {
 		var err error
 		t, err = v.db.TaskGet(context.Background(), id)
 		require.NoError(v.tb, err)
 		return cond(t)
-	}, waitTimeout, 5*time.Millisecond, "task %s: %s", id, what)
+	})
 	return t
 }
 
 // waitEvent polls the log of task id until it holds an event of type typ.
 func (v *env) waitEvent(id, typ string) {
 	v.tb.Helper()
-	require.Eventually(v.tb, func() bool {
+	poll(v.tb, "task "+id+" has a "+typ+" event", func() bool {
 		for _, ev := range v.events(id) {
 			if ev.Type == typ {
 				return true
 			}
 		}
 		return false
-	}, waitTimeout, 5*time.Millisecond, "task %s has no %s event", id, typ)
+	})
+}
+
+// poll calls cond, in the test's goroutine, every few milliseconds until
+// it holds, and fails the test after waitTimeout.
+func poll(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(waitTimeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("not after %s: %s", waitTimeout, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // events returns the whole log of task id.

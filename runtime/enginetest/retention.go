@@ -34,14 +34,14 @@ func testRetention(t *testing.T, h *Harness) {
 	v.waitEvent(running.ID, store.EventResponseInProgress)
 
 	for _, task := range finished {
-		require.Eventually(t, func() bool {
+		poll(t, "finished task "+task.ID+" is purged", func() bool {
 			_, err := v.db.TaskGet(t.Context(), task.ID)
 			if err != nil {
 				require.True(t, isNotFound(err), "%v", err)
 				return true
 			}
 			return false
-		}, waitTimeout, 20*time.Millisecond, "finished task %s is purged", task.ID)
+		})
 		evs, err := v.db.EventList(t.Context(), &store.EventListParams{TaskID: task.ID, Limit: 10})
 		if err == nil {
 			require.Empty(t, evs, "its events went with it")
