@@ -49,6 +49,9 @@ type Engine struct {
 	svc      atomic.Pointer[store.ServiceConfig]
 	// draining is set by Drain: no task starts any more.
 	draining atomic.Bool
+	// hookRegister, set by tests only, runs in the worker just before it
+	// registers a call in running.
+	hookRegister func(taskID string)
 }
 
 type engineState int
@@ -188,10 +191,18 @@ func (e *Engine) checkOpen() error {
 // but for a short overlap: a run that goes on from an activity's end (see
 // worker.foldEnd) while a wake let another worker claim it; the commit of
 // one of them is refused.
+//
+// It also counts the cancels that found no call (misses): a task handed to
+// a worker running, by the commit that started it, is running before its
+// call is registered, and a cancel in between would find nothing to stop.
+// A worker compares the count at its registration with a mark taken before
+// that commit, and reads the task's status again when they differ
+// (worker.run). One counter, however many tasks.
 type runningCalls struct {
-	mu sync.Mutex
-	m  map[string][]*runningCall
-	n  int
+	mu     sync.Mutex
+	m      map[string][]*runningCall
+	n      int
+	misses uint64
 }
 
 // runningCall is one registered call.
@@ -200,14 +211,25 @@ type runningCall struct {
 	cancel context.CancelCauseFunc
 }
 
-// add registers a call of task id and returns its handle for remove.
-func (r *runningCalls) add(id string, cancel context.CancelCauseFunc) *runningCall {
+// add registers a call of task id and returns its handle for remove, and
+// the mark of the misses so far: equal to an earlier mark when no cancel
+// found no call in between.
+func (r *runningCalls) add(id string, cancel context.CancelCauseFunc) (*runningCall, uint64) {
 	c := &runningCall{id: id, cancel: cancel}
 	r.mu.Lock()
 	r.m[id] = append(r.m[id], c)
 	r.n++
+	misses := r.misses + 1
 	r.mu.Unlock()
-	return c
+	return c, misses
+}
+
+// mark returns the mark of the misses so far, never 0 (the zero mark is
+// none), for comparison with the one add returns later.
+func (r *runningCalls) mark() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.misses + 1
 }
 
 // remove unregisters c; removing it again, or nil, does nothing.
@@ -231,10 +253,14 @@ func (r *runningCalls) remove(c *runningCall) {
 }
 
 // cancel cancels every call of task id in progress with cause, and reports
-// whether there was one.
+// whether there was one; when there was none it counts a miss. Callers
+// call it after the commit that made the task cancelling.
 func (r *runningCalls) cancel(id string, cause error) bool {
 	r.mu.Lock()
 	cs := r.m[id]
+	if len(cs) == 0 {
+		r.misses++
+	}
 	r.mu.Unlock()
 	for _, c := range cs {
 		c.cancel(cause)

@@ -45,9 +45,14 @@ type workItem struct {
 	// checkpoint without a claim, or a workflow handed over running.
 	resumed bool
 	// fresh marks a task handed over by the commit that just claimed or
-	// started it: the worker does not read its row again. A cancel that
-	// commits in between is caught by the worker's next compare-and-set.
+	// started it: the worker does not read its row again, unless a cancel
+	// may have committed in between and found no call to stop (see mark
+	// and worker.start). A workflow's cancel in between is caught by the
+	// run's compare-and-set.
 	fresh bool
+	// mark is Engine.running's mark taken before the commit that made a
+	// fresh task running; zero when unknown.
+	mark uint64
 	// parent is, for an activity that its workflow's commit started, the
 	// workflow as that commit left it: the activity's end may go on into
 	// the workflow's next run (worker.foldEnd).

@@ -272,7 +272,7 @@ func (e *Engine) taskInsert(ctx context.Context, ip *store.TaskInsertParams) (*s
 			e.sched.free <- struct{}{}
 		}
 	}
-	start := time.Now()
+	start, mark := time.Now(), e.running.mark()
 	t, err := e.store.TaskInsert(ctx, ip)
 	e.metrics.observeWrite("task_insert", time.Since(start))
 	if err != nil {
@@ -283,7 +283,7 @@ func (e *Engine) taskInsert(ctx context.Context, ip *store.TaskInsertParams) (*s
 		return nil, &fault.Error{Code: fault.Internal, Err: fmt.Errorf("create task: %w", err)}
 	}
 	if ip.Start {
-		e.sched.work <- workItem{task: t, resumed: true, fresh: true}
+		e.sched.work <- workItem{task: t, resumed: true, fresh: true, mark: mark}
 		return t, nil
 	}
 	e.sched.notify()

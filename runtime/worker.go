@@ -43,6 +43,9 @@ type worker struct {
 	fold   *foldedEnd
 	// reg is the registration of the call in progress in Engine.running.
 	reg *runningCall
+	// mark is runningCalls.mark when the run in progress began: the mark
+	// of the work it hands over in next.
+	mark uint64
 }
 
 // worker is the loop of one worker goroutine.
@@ -62,6 +65,9 @@ func (e *Engine) worker() {
 			w.run(it)
 			for w.next != nil {
 				it, w.next = *w.next, nil
+				if it.mark == 0 {
+					it.mark = w.mark // the run that handed it over committed it
+				}
 				tk = e.adm.hand(tk, it.task)
 				w.run(it)
 			}
@@ -79,6 +85,9 @@ func (e *Engine) worker() {
 func (w *worker) run(it workItem) {
 	e := w.e
 	w.task, w.parent, w.fold = it.task, it.parent, it.fold
+	// Whatever this run commits and hands over in w.next commits after
+	// this mark (see the registration below).
+	w.mark = e.running.mark()
 	ctx := context.Background() // writes finish even during shutdown
 	defer func() {
 		// An activity's end that no run of its workflow took is written
@@ -104,8 +113,31 @@ func (w *worker) run(it workItem) {
 	// Register before the move to running: a cancel that commits after the
 	// move then finds the call to stop, and one that commits before it makes
 	// the move fail.
-	w.reg = e.running.add(it.task.ID, cancel)
+	//
+	// A task handed over running (fresh, or resumed) has no such move: it
+	// was running in the store before this registration, and a cancel may
+	// have committed in between and found no call to stop. Such a cancel
+	// counts a miss in runningCalls, under the lock that orders its look-up
+	// and this registration, and add returns the count. When it still
+	// equals the item's mark, taken before the commit that made the task
+	// running, no cancel of any task missed its call since, and the task
+	// runs without a read (the hot path stays one commit). Otherwise start
+	// reads the task again, as it always does for a resumed task without a
+	// mark: a cancel that committed before the read is seen there, and one
+	// that commits after it finds the registered call. No interleaving loses
+	// a cancel, and the record is one counter. A fresh workflow run needs
+	// none of this: TaskCancel ends a workflow it finds without a call at
+	// once (cancelWaiting), and the run's commit, a compare-and-set from
+	// running, is then refused.
+	if h := e.hookRegister; h != nil {
+		h(it.task.ID)
+	}
+	var misses uint64
+	w.reg, misses = e.running.add(it.task.ID, cancel)
 	defer e.running.remove(w.reg)
+	if it.fresh && it.task.Kind != store.KindWorkflow && it.mark != misses {
+		it.fresh = false // read it again
+	}
 	t, ok := w.start(ctx, it)
 	if !ok {
 		return

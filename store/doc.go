@@ -3,7 +3,10 @@
 // task-status vocabulary and the sentinel errors every backend returns.
 //
 // The embedded default backend is store/sqlite; store/storetest is the
-// conformance suite every backend passes. This package imports nothing from
+// conformance suite every backend passes, method by method, and
+// runtime/enginetest the end-to-end one, which runs the real engine and
+// plugins over the backend (cmd/weft instantiates it for each backend, as it
+// alone may wire concrete implementations). This package imports nothing from
 // the rest of weft and holds durable values opaque: a Payload is a codec tag
 // and the raw single-object frame, never decoded here (house style rule 4).
 //

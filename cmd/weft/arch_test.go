@@ -52,8 +52,9 @@ func under(path, dir string) bool {
 }
 
 // TestDependencyDirection enforces the import arrows of the layout: leaves stay
-// leaves, the engine never reaches for an adapter, access and the engine
-// never import each other, and guest code never imports host-side packages.
+// leaves, the engine (and its end-to-end suite, runtime/enginetest) never
+// reaches for an adapter, access and the engine never import each other, and
+// guest code never imports host-side packages.
 func TestDependencyDirection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list over the whole module")
@@ -94,7 +95,7 @@ func TestDependencyDirection(t *testing.T) {
 				forbid(pkg, deps, "access never imports runtime; they meet in runtime/httpapi and cmd/weft", func(d string) bool {
 					return d == modulePath+"/runtime"
 				})
-			} else if !under(pkg, "runtime/httpapi") {
+			} else if !under(pkg, "runtime/httpapi") && !under(pkg, "runtime/enginetest") {
 				forbid(pkg, deps, "the engine never imports access; the HTTP layer checks scopes", func(d string) bool {
 					return under(d, "runtime/access")
 				})
@@ -102,6 +103,13 @@ func TestDependencyDirection(t *testing.T) {
 		case under(pkg, "host"):
 			forbid(pkg, deps, "host never imports runtime or store", func(d string) bool {
 				return under(d, "runtime") || under(d, "store")
+			})
+		}
+		if rel(pkg) == "runtime/enginetest" {
+			forbid(pkg, deps, "the engine suite gets the store, module files and executor from its harness", func(d string) bool {
+				return under(d, "host") || under(d, "cmd") || under(d, "runtime/httpapi") ||
+					(under(d, "store") && rel(d) != "store" && rel(d) != "store/atomicfile") ||
+					strings.HasPrefix(d, "github.com/tetratelabs/wazero")
 			})
 		}
 	}

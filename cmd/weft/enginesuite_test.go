@@ -1,0 +1,77 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/stretchr/testify/require"
+
+	"github.com/weft-run/weft/host"
+	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/runtime/enginetest"
+	"github.com/weft-run/weft/store/blob"
+	"github.com/weft-run/weft/store/sqlite"
+)
+
+// The kits of the engine suite: the stock test plugin and the workflow test
+// kit of the host's tests.
+var (
+	suiteActivitiesWasm = filepath.Join("..", "..", "plugins", "testkit", "testkit.wasm")
+	suiteWorkflowsWasm  = filepath.Join("..", "..", "host", "testdata", "wfkit.wasm")
+)
+
+// TestEngineSuite runs the engine-level conformance suite over the SQLite
+// store, with the daemon's wazero host behind its executor adapter, set up
+// as the daemon sets it up: modules are compiled by the real weft binary as
+// the compile child, into the compilation cache that the daemons of this
+// test run share. The host loads them from there, so a test binary built
+// with -race (whose own compiler would take minutes over the kits) never
+// compiles one, and each kit is compiled once per run. One host serves the
+// whole suite.
+func TestEngineSuite(t *testing.T) {
+	activities, err := os.ReadFile(suiteActivitiesWasm)
+	require.NoError(t, err)
+	workflows, err := os.ReadFile(suiteWorkflowsWasm)
+	require.NoError(t, err)
+	bin := MustBuildWeft(t)
+	log := hclog.NewNullLogger()
+	hcfg := host.Config{
+		CacheDir:     filepath.Join(weftBuildDir, "cache"),
+		Logger:       log,
+		MemoryLimit:  defaultMemoryLimit,
+		ModuleLimits: host.DefaultModuleLimits,
+	}
+	compiler, err := newChildCompiler(t.Context(), bin, hcfg, admissionConfig{
+		limits: hcfg.ModuleLimits, memoryLimit: hcfg.MemoryLimit, compileTimeout: defaultCompileTimeout,
+		compileMaxMemory: defaultCompileMaxMemory, compileWorkers: defaultCompileWorkers,
+	}, log)
+	require.NoError(t, err)
+	hcfg.Precompile, hcfg.Admitted = compiler.Precompile, compiler.Admitted
+	h, err := host.New(hcfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, h.Close(context.Background())) })
+
+	enginetest.Run(t, enginetest.Harness{
+		NewStore: func(tb testing.TB) func(testing.TB) enginetest.Store {
+			path := filepath.Join(tb.TempDir(), sqlite.FileName)
+			return func(tb testing.TB) enginetest.Store {
+				db, err := sqlite.Open(context.Background(), sqlite.Config{Path: path, Logger: hclog.NewNullLogger()})
+				require.NoError(tb, err)
+				return db
+			}
+		},
+		NewModules: func(tb testing.TB) runtime.ModuleFiles {
+			files, err := blob.New(blob.Config{Dir: tb.TempDir()})
+			require.NoError(tb, err)
+			return files
+		},
+		Executor:   executor{host: h},
+		Activities: activities,
+		Workflows:  workflows,
+	})
+}
