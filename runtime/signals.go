@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/weft-run/weft/runtime/fault"
+	"github.com/weft-run/weft/runtime/journal"
 )
 
 // signalBudget counts, per workflow, the signals it holds that no wait
@@ -85,28 +86,12 @@ func (ps *pendingSignals) totals() (int, int64) {
 	return n, size
 }
 
-// pendingOf returns the signals of j that no wait consumed, and their
-// bytes.
-func pendingOf(j *journal) (int, int64) {
-	var (
-		n    int
-		size int64
-	)
-	for _, msgs := range j.buffered {
-		for _, m := range msgs {
-			n++
-			size += int64(len(m.payload))
-		}
-	}
-	return n, size
-}
-
 // settleSignals records what a committed run of workflow j left pending.
-func (e *Engine) settleSignals(j *journal) {
-	n, size := pendingOf(j)
-	ps := e.signals.entry(j.taskID)
+func (e *Engine) settleSignals(j *journal.Journal) {
+	n, size := j.PendingSignals()
+	ps := e.signals.entry(j.TaskID())
 	ps.mu.Lock()
-	ps.settle(j.lastSeq, n, size)
+	ps.settle(j.LastSeq(), n, size)
 	ps.mu.Unlock()
 }
 
@@ -118,12 +103,12 @@ func (e *Engine) admitSignal(ctx context.Context, ps *pendingSignals, id string,
 		if err != nil {
 			return fault.Wrap("get task", err)
 		}
-		j, err := e.readJournal(ctx, t)
+		j, err := journal.Read(ctx, e.store, t)
 		if err != nil {
 			return fault.Wrap("read journal", err)
 		}
-		n, b := pendingOf(j)
-		ps.settle(j.lastSeq, n, b)
+		n, b := j.PendingSignals()
+		ps.settle(j.LastSeq(), n, b)
 	}
 	n, b := ps.totals()
 	if n+1 > e.cfg.MaxPendingSignals {

@@ -30,22 +30,3 @@ func TestPendingSignalsSettle(t *testing.T) {
 	require.Equal(t, 1, n)
 	require.Equal(t, int64(70), b)
 }
-
-// The journal cache drops journals past its byte bound, oldest first, and
-// never keeps one larger than the bound.
-func TestJournalCacheBytes(t *testing.T) {
-	var c journalCache
-	mk := func(id string, size int) *journal {
-		j := &journal{taskID: id, attempt: 1, buffered: map[string][]signalMsg{"s": {{payload: make([]byte, size)}}}}
-		return j
-	}
-	c.put(mk("a", journalCacheBytes/2))
-	c.put(mk("b", journalCacheBytes/2))
-	c.put(mk("c", 1))
-	require.Nil(t, c.take("a", 1), "the oldest left to keep the bound")
-	require.NotNil(t, c.take("b", 1))
-	c.put(mk("huge", journalCacheBytes+1))
-	require.Nil(t, c.take("huge", 1))
-	require.NotNil(t, c.take("c", 1))
-	require.Zero(t, c.bytes)
-}

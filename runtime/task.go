@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/runtime/fault"
+	"github.com/weft-run/weft/runtime/journal"
 	"github.com/weft-run/weft/store"
 )
 
@@ -525,16 +525,6 @@ func (e *Engine) TaskCancel(ctx context.Context, who *Principal, id string) (*st
 	return t, nil
 }
 
-// EventSignalReceived is the event a signal appends to a workflow task's
-// log. Its payload holds the signal name and its value as an envelope.
-const EventSignalReceived = "signal.received"
-
-// signalPayload is the payload of EventSignalReceived.
-type signalPayload struct {
-	Name    string        `json:"name"`
-	Payload store.Payload `json:"payload_envelope"`
-}
-
 // TaskSignal delivers a named signal with a value to an unfinished workflow
 // task: it is appended to the task's log, in order, exactly once, and wakes
 // the workflow. It needs the tasks:write scope and returns
@@ -588,7 +578,7 @@ func (e *Engine) signal(ctx context.Context, who *Principal, id, name string, pa
 		}
 		return err
 	}
-	doc, err := json.Marshal(signalPayload{Name: name, Payload: value})
+	doc, err := journal.Encode(&journal.SignalReceived{Name: name, Payload: value})
 	if err != nil {
 		return fault.Wrap("signal payload", err)
 	}
@@ -602,7 +592,7 @@ func (e *Engine) signal(ctx context.Context, who *Principal, id, name string, pa
 		return err
 	}
 	evs, err := e.store.EventAppend(ctx, &store.EventAppendParams{
-		TaskID: id, Events: []store.EventDraft{{Type: EventSignalReceived, Payload: doc}}, Wake: true,
+		TaskID: id, Events: []store.EventDraft{doc}, Wake: true,
 		Idempotency: idem,
 	})
 	if err == nil && len(evs) == 1 {
