@@ -38,9 +38,9 @@ type Engine struct {
 
 	sched   *scheduler
 	adm     *admission
-	wf      wakeState     // when waiting workflows may be due
-	jcache  journal.Cache // journals of recently waiting workflows
-	signals signalBudget  // pending signals per workflow
+	wf      wakeState       // when waiting workflows may be due
+	jcache  journal.Cache   // journals of recently waiting workflows
+	signals journal.Signals // pending signals per workflow
 	running runningCalls
 	// finished wakes TaskRun when its task ends.
 	finished finishWatch

@@ -584,9 +584,9 @@ func (e *Engine) signal(ctx context.Context, who *Principal, id, name string, pa
 	}
 	// The signals no wait consumed yet are bounded; the check and the
 	// append are one step per workflow.
-	ps := e.signals.entry(id)
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
+	ps := e.signals.Of(id)
+	ps.Lock()
+	defer ps.Unlock()
 	size := int64(len(value.Data))
 	if err := e.admitSignal(ctx, ps, id, size); err != nil {
 		return err
@@ -596,11 +596,11 @@ func (e *Engine) signal(ctx context.Context, who *Principal, id, name string, pa
 		Idempotency: idem,
 	})
 	if err == nil && len(evs) == 1 {
-		ps.after = append(ps.after, signalRecord{seq: evs[0].Seq, size: size})
+		ps.Appended(evs[0].Seq, size)
 	}
 	switch {
 	case errors.Is(err, store.ErrTaskFinished):
-		e.signals.drop(id)
+		e.signals.Drop(id)
 		return fault.Errorf(fault.SignalTargetFinished, "task %s finished and receives no more signals", id)
 	case idem != nil && errors.Is(err, store.ErrNotFound):
 		return fault.Errorf(fault.Conflict, "idempotency key %q is not in flight", idem.Key)

@@ -215,7 +215,7 @@ func (w *worker) workflowWait(ctx, callCtx context.Context, t *store.Task, j *jo
 	// What the run added to the journal is now in the log, right after
 	// what it read: the journal is the log's, up to cur.LastSeq.
 	j.Committed(cur.LastSeq, logs)
-	e.settleSignals(j)
+	e.signals.Settle(j)
 	e.jcache.Put(j)
 	// The workflow waits and holds no call: a cancel that arrives from now
 	// on finds no call to stop and ends the task itself; one that came

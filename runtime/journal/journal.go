@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -301,11 +302,21 @@ func (j *Journal) Committed(lastSeq int64, logs []store.EventDraft) {
 // pending wait and buffered signal, sorted, times as Unix milliseconds: two
 // journals that replay alike render alike.
 func (j *Journal) String() string {
-	out := []string{fmt.Sprintf("attempt=%d start=%d last=%d logged=%d", j.attempt, j.start.UnixMilli(), j.lastSeq, j.logged)}
+	out := []string{fmt.Sprintf("attempt=%d start=%s last=%d logged=%d", j.attempt, milli(j.start), j.lastSeq, j.logged)}
 	for _, c := range j.commands {
-		out = append(out, fmt.Sprintf("cmd %d %s task=%s fire=%d deadline=%d", c.step, c.describe(), c.taskID, c.fireAt.UnixMilli(), c.deadline.UnixMilli()))
+		line := fmt.Sprintf("cmd %d %s", c.step, c.describe())
+		if c.taskID != "" {
+			line += " task=" + c.taskID
+		}
+		if !c.fireAt.IsZero() {
+			line += " fire=" + milli(c.fireAt)
+		}
+		if !c.deadline.IsZero() {
+			line += " deadline=" + milli(c.deadline)
+		}
+		out = append(out, line)
 		if r, ok := j.res[c.step]; ok {
-			out = append(out, fmt.Sprintf("res %d order=%d at=%d outcome=%d frame=%x", c.step, r.order, r.at.UnixMilli(), r.outcome, r.frame))
+			out = append(out, fmt.Sprintf("res %d order=%d at=%s outcome=%d frame=%x", c.step, r.order, milli(r.at), r.outcome, r.frame))
 		}
 	}
 	for name, w := range j.waits {
@@ -315,11 +326,19 @@ func (j *Journal) String() string {
 	}
 	for name, b := range j.buffered {
 		for _, m := range b {
-			out = append(out, fmt.Sprintf("buffered %s %x %d", name, m.payload, m.at.UnixMilli()))
+			out = append(out, fmt.Sprintf("buffered %s %x %s", name, m.payload, milli(m.at)))
 		}
 	}
 	slices.Sort(out[1:]) // map order
 	return strings.Join(out, "\n")
+}
+
+// milli renders t as Unix milliseconds; "-" for the zero time.
+func milli(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return strconv.FormatInt(t.UnixMilli(), 10)
 }
 
 // nullFrame is the frame of the null value: what a timer and a signal
