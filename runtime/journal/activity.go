@@ -47,23 +47,20 @@ type ActivityScheduled struct {
 // Type implements Event.
 func (*ActivityScheduled) Type() string { return EventActivityScheduled }
 
-func (p *ActivityScheduled) field(d *scanner, key string) (bool, error) {
-	var err error
-	switch key {
+func (p *ActivityScheduled) slot(key []byte) slot {
+	switch string(key) {
 	case "task_id":
-		p.TaskID, err = d.string()
+		return slot{str: &p.TaskID}
 	case "module":
-		p.Module, err = d.string()
+		return slot{str: &p.Module}
 	case "function":
-		p.Function, err = d.string()
+		return slot{str: &p.Function}
 	case "module_digest":
-		p.Digest, err = d.string()
+		return slot{str: &p.Digest}
 	case "input_envelope":
-		err = d.envelope(&p.Input)
-	default:
-		return stepField(d, key, &p.Attempt, &p.FutureID)
+		return slot{env: &p.Input}
 	}
-	return true, err
+	return stepSlot(key, &p.Attempt, &p.FutureID)
 }
 
 // ActivityCompleted is the payload of EventActivityCompleted, written with
@@ -78,17 +75,14 @@ type ActivityCompleted struct {
 // Type implements Event.
 func (*ActivityCompleted) Type() string { return EventActivityCompleted }
 
-func (p *ActivityCompleted) field(d *scanner, key string) (bool, error) {
-	var err error
-	switch key {
+func (p *ActivityCompleted) slot(key []byte) slot {
+	switch string(key) {
 	case "task_id":
-		p.TaskID, err = d.string()
+		return slot{str: &p.TaskID}
 	case "output_envelope":
-		err = d.envelope(&p.Output)
-	default:
-		return false, nil
+		return slot{env: &p.Output}
 	}
-	return true, err
+	return slot{}
 }
 
 // ActivityFailed is the payload of EventActivityFailed: written with the
@@ -112,13 +106,11 @@ type ActivityFailed struct {
 // Type implements Event.
 func (*ActivityFailed) Type() string { return EventActivityFailed }
 
-func (p *ActivityFailed) field(d *scanner, key string) (bool, error) {
-	if key == "task_id" {
-		var err error
-		p.TaskID, err = d.string()
-		return true, err
+func (p *ActivityFailed) slot(key []byte) slot {
+	if string(key) == "task_id" {
+		return slot{str: &p.TaskID}
 	}
-	return stepField(d, key, &p.Attempt, &p.FutureID)
+	return stepSlot(key, &p.Attempt, &p.FutureID)
 }
 
 // ActivityEnd is the journal event of the end p of an activity task that a

@@ -23,9 +23,9 @@ var ErrUnknownEvent = errors.New("not a journal event type")
 type Event interface {
 	// Type is the event's type name, such as "activity.scheduled".
 	Type() string
-	// field decodes the value of key on the fast path; false hands the
-	// value to encoding/json.
-	field(d *scanner, key string) (bool, error)
+	// slot returns the field the fast path decodes the value of key
+	// into; the zero slot hands the value to encoding/json.
+	slot(key []byte) slot
 }
 
 // IsJournalType reports whether events of type typ are journal events, the
@@ -89,19 +89,14 @@ func Encode(ev Event) (store.EventDraft, error) {
 	return store.EventDraft{Type: ev.Type(), Payload: b}, nil
 }
 
-// stepField decodes the keys that name the step of the attempt that wrote
-// an event: attempt and future_id.
-func stepField(d *scanner, key string, attempt *int, futureID *int64) (bool, error) {
-	var err error
-	switch key {
+// stepSlot is the slot of the keys that name the step of the attempt that
+// wrote an event: attempt and future_id.
+func stepSlot(key []byte, attempt *int, futureID *int64) slot {
+	switch string(key) {
 	case "attempt":
-		var n int64
-		n, err = d.int()
-		*attempt = int(n)
+		return slot{int: attempt}
 	case "future_id":
-		*futureID, err = d.int()
-	default:
-		return false, nil
+		return slot{int64: futureID}
 	}
-	return true, err
+	return slot{}
 }

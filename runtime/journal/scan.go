@@ -8,18 +8,30 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/store"
 )
 
 // The fast path of Decode. A replay decodes every event of a journal, and
 // encoding/json, driven by reflection, was its cost: the scanner reads the
 // common shapes (integers, plain strings, {codec, blob} envelopes) of an
-// object directly, each payload type naming the keys it reads so. Any other
-// value (a string with escapes, the options or error objects, times, a key
-// the type does not read fast) is handed to encoding/json, alone in a
-// document of its one key; anything that is not a plain object sends the
-// whole document to encoding/json. Both paths give the same result, which
-// the package's tests and fuzz target check.
+// object directly, into the fields each payload type names by key (slot).
+// Any other value (a string with escapes, the options or error objects,
+// times, a key the type does not read fast) is handed to encoding/json,
+// alone in a document of its one key; anything that is not a plain object
+// sends the whole document to encoding/json. Both paths give the same
+// result, which the package's tests and fuzz target check.
+
+// slot is where the fast path decodes the value of a key: one field is
+// set, for an integer, a plain string or an envelope; none sends the value
+// to encoding/json. A payload type returns its fields' slots by key, so the
+// scanner does the reading and nothing it holds escapes.
+type slot struct {
+	int   *int
+	int64 *int64
+	str   *string
+	env   *store.Payload
+}
 
 // decodeFast decodes data into p, a zero payload, on the fast path.
 func decodeFast(data []byte, p Event) error {
@@ -206,7 +218,11 @@ func (d *scanner) envelope(p *store.Payload) error {
 	if err != nil {
 		return errSlowPath
 	}
-	*p = store.Payload{Codec: string(codecName), Data: data[:n]}
+	c := codec.CodecAvro // the codec of every value weft writes, without a copy
+	if string(codecName) != c {
+		c = string(codecName)
+	}
+	*p = store.Payload{Codec: c, Data: data[:n]}
 	return nil
 }
 
@@ -223,7 +239,7 @@ func (d *scanner) object(p Event) error {
 		if err != nil || !d.expect(':') {
 			return errSlowPath
 		}
-		if err := d.field(string(key), p); err != nil {
+		if err := d.field(key, p); err != nil {
 			return err
 		}
 		if d.expect('}') {
@@ -244,23 +260,31 @@ func (d *scanner) end() error {
 	return nil
 }
 
-// field reads the value of key into p: on the fast path when p reads key
-// so, else through encoding/json, on a document of that one key.
-func (d *scanner) field(key string, p Event) error {
-	if ok, err := p.field(d, key); ok {
-		return err
+// field reads the value of key into p: on the fast path when p has a slot
+// for key, else through encoding/json, on a document of that one key.
+func (d *scanner) field(key []byte, p Event) error {
+	var err error
+	switch s := p.slot(key); {
+	case s.int != nil:
+		var n int64
+		n, err = d.int()
+		*s.int = int(n)
+	case s.int64 != nil:
+		*s.int64, err = d.int()
+	case s.str != nil:
+		var v []byte
+		v, err = d.str()
+		*s.str = string(v)
+	case s.env != nil:
+		err = d.envelope(s.env)
+	default:
+		var raw []byte
+		if raw, err = d.value(); err != nil {
+			return err
+		}
+		doc := make([]byte, 0, len(key)+len(raw)+5)
+		doc = append(append(append(append(doc, `{"`...), key...), `":`...), raw...)
+		err = json.Unmarshal(append(doc, '}'), p)
 	}
-	raw, err := d.value()
-	if err != nil {
-		return err
-	}
-	doc := make([]byte, 0, len(key)+len(raw)+5)
-	doc = append(append(append(append(doc, `{"`...), key...), `":`...), raw...)
-	return json.Unmarshal(append(doc, '}'), p)
-}
-
-// string reads a plain string.
-func (d *scanner) string() (string, error) {
-	s, err := d.str()
-	return string(s), err
+	return err
 }

@@ -38,13 +38,11 @@ type SignalWaiting struct {
 // Type implements Event.
 func (*SignalWaiting) Type() string { return EventSignalWaiting }
 
-func (p *SignalWaiting) field(d *scanner, key string) (bool, error) {
-	if key == "name" {
-		var err error
-		p.Name, err = d.string()
-		return true, err
+func (p *SignalWaiting) slot(key []byte) slot {
+	if string(key) == "name" {
+		return slot{str: &p.Name}
 	}
-	return stepField(d, key, &p.Attempt, &p.FutureID)
+	return stepSlot(key, &p.Attempt, &p.FutureID)
 }
 
 // SignalReceived is the payload of EventSignalReceived.
@@ -58,17 +56,14 @@ type SignalReceived struct {
 // Type implements Event.
 func (*SignalReceived) Type() string { return EventSignalReceived }
 
-func (p *SignalReceived) field(d *scanner, key string) (bool, error) {
-	var err error
-	switch key {
+func (p *SignalReceived) slot(key []byte) slot {
+	switch string(key) {
 	case "name":
-		p.Name, err = d.string()
+		return slot{str: &p.Name}
 	case "payload_envelope":
-		err = d.envelope(&p.Payload)
-	default:
-		return false, nil
+		return slot{env: &p.Payload}
 	}
-	return true, err
+	return slot{}
 }
 
 // SignalTimedOut is the payload of EventSignalTimedOut.
@@ -81,6 +76,4 @@ type SignalTimedOut struct {
 // Type implements Event.
 func (*SignalTimedOut) Type() string { return EventSignalTimedOut }
 
-func (p *SignalTimedOut) field(d *scanner, key string) (bool, error) {
-	return stepField(d, key, &p.Attempt, &p.FutureID)
-}
+func (p *SignalTimedOut) slot(key []byte) slot { return stepSlot(key, &p.Attempt, &p.FutureID) }

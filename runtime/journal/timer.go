@@ -26,13 +26,11 @@ type TimerStarted struct {
 // Type implements Event.
 func (*TimerStarted) Type() string { return EventTimerStarted }
 
-func (p *TimerStarted) field(d *scanner, key string) (bool, error) {
-	if key == "duration_ms" {
-		var err error
-		p.DurationMS, err = d.int()
-		return true, err
+func (p *TimerStarted) slot(key []byte) slot {
+	if string(key) == "duration_ms" {
+		return slot{int64: &p.DurationMS}
 	}
-	return stepField(d, key, &p.Attempt, &p.FutureID)
+	return stepSlot(key, &p.Attempt, &p.FutureID)
 }
 
 // TimerFired is the payload of EventTimerFired.
@@ -45,6 +43,4 @@ type TimerFired struct {
 // Type implements Event.
 func (*TimerFired) Type() string { return EventTimerFired }
 
-func (p *TimerFired) field(d *scanner, key string) (bool, error) {
-	return stepField(d, key, &p.Attempt, &p.FutureID)
-}
+func (p *TimerFired) slot(key []byte) slot { return stepSlot(key, &p.Attempt, &p.FutureID) }
