@@ -138,23 +138,3 @@ func (e *Engine) ModuleDeployCheckReplay(ctx context.Context, name string, wasm 
 	}
 	return e.ModuleDeploy(ctx, name, wasm)
 }
-
-// activityDigest is the journal.DigestFunc of a workflow run: the digest of
-// the latest version of module, whose manifest must list function as an
-// activity.
-func (e *Engine) activityDigest(ctx context.Context, module, function string) (string, error) {
-	m, err := e.ModuleGet(ctx, module)
-	if err != nil {
-		return "", err
-	}
-	for _, f := range m.Functions {
-		if f.Name != function {
-			continue
-		}
-		if f.Kind != store.KindActivity {
-			return "", fault.Errorf(fault.FunctionNotFound, "%s in module %q is a %s, not an activity", function, module, f.Kind)
-		}
-		return m.Digest, nil
-	}
-	return "", fault.Errorf(fault.FunctionNotFound, "module %q (version %d) exports no function %q", module, m.Version, function)
-}

@@ -578,7 +578,7 @@ func (e *Engine) signal(ctx context.Context, who *Principal, id, name string, pa
 		}
 		return err
 	}
-	doc, err := journal.Encode(&journal.SignalReceived{Name: name, Payload: value})
+	draft, err := journal.Encode(&journal.SignalReceived{Name: name, Payload: value})
 	if err != nil {
 		return fault.Wrap("signal payload", err)
 	}
@@ -592,7 +592,7 @@ func (e *Engine) signal(ctx context.Context, who *Principal, id, name string, pa
 		return err
 	}
 	evs, err := e.store.EventAppend(ctx, &store.EventAppendParams{
-		TaskID: id, Events: []store.EventDraft{doc}, Wake: true,
+		TaskID: id, Events: []store.EventDraft{draft}, Wake: true,
 		Idempotency: idem,
 	})
 	if err == nil && len(evs) == 1 {
