@@ -41,6 +41,19 @@
 // retention loop purges finished tasks past the retention period in small
 // batches and never touches an unfinished task.
 //
+// # Workflows
+//
+// A workflow task runs on a worker like an activity, but its function is
+// replayed over its journal (package runtime/journal): the engine loads the
+// journal (from journal.Cache or the log), runs the guest with a
+// journal.Replay as Call.Workflow, and commits what the run recorded with
+// the workflow's next state in one store.WorkflowCommit: completed, or
+// waiting for an activity, a timer or a signal. A waiting workflow holds no
+// worker; the store wakes it when an activity ends, a timer falls due or a
+// signal arrives, and an activity's end goes on into the workflow's next run
+// on the same worker (one commit per step). Cancelling a workflow cancels
+// its activities.
+//
 // # Events
 //
 // EventSubscribe replays a task's log from any sequence number and then

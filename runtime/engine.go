@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/weft-run/weft/runtime/fault"
+	"github.com/weft-run/weft/runtime/journal"
 	"github.com/weft-run/weft/store"
 )
 
@@ -37,9 +38,9 @@ type Engine struct {
 
 	sched   *scheduler
 	adm     *admission
-	wf      wakeState    // when waiting workflows may be due
-	jcache  journalCache // journals of recently waiting workflows
-	signals signalBudget // pending signals per workflow
+	wf      wakeState       // when waiting workflows may be due
+	jcache  journal.Cache   // journals of recently waiting workflows
+	signals journal.Signals // pending signals per workflow
 	running runningCalls
 	// finished wakes TaskRun when its task ends.
 	finished finishWatch

@@ -12,6 +12,7 @@ import (
 
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/runtime/fault"
+	"github.com/weft-run/weft/runtime/journal"
 	"github.com/weft-run/weft/store"
 )
 
@@ -85,7 +86,7 @@ func TestEvents(t *testing.T) {
 		require.Len(t, all, 4+signals)
 		var names []string
 		for _, ev := range all {
-			if ev.Type != EventSignalReceived {
+			if ev.Type != journal.EventSignalReceived {
 				continue
 			}
 			var sp struct {

@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"time"
+
+	"github.com/weft-run/weft/runtime/journal"
 )
 
 // Executor runs plugin functions. The engine declares it and the daemon
@@ -99,7 +101,7 @@ type Call struct {
 	Progress func(done, total int64, message string)
 	// Workflow answers the workflow imports of a workflow call, from the
 	// task's journal (docs/workflows.md); nil for an activity.
-	Workflow WorkflowHost
+	Workflow journal.WorkflowHost
 }
 
 // CallResult is the outcome of a call that ran to its end.

@@ -60,6 +60,6 @@ func (e *Engine) taskFinished(t *store.Task) {
 	e.metrics.observeFinished(t)
 	e.finished.done(t.ID)
 	if t.Kind == store.KindWorkflow {
-		e.signals.drop(t.ID)
+		e.signals.Drop(t.ID)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/weft-run/weft/runtime/journal"
 	"github.com/weft-run/weft/store"
 )
 
@@ -23,13 +24,13 @@ type foldedEnd struct {
 	end   *store.TaskTransitionParams // its end, with ParentEvents
 	// j is the workflow's journal with ParentEvents applied; lastSeq is the
 	// last sequence number of the log it was read from, before them.
-	j       *journal
+	j       *journal.Journal
 	lastSeq int64
 	at      time.Time // the time of ParentEvents, and of the commit
 }
 
 // journal returns the journal of the run that f goes on into; nil for none.
-func (f *foldedEnd) journal() *journal {
+func (f *foldedEnd) journal() *journal.Journal {
 	if f == nil {
 		return nil
 	}
@@ -46,26 +47,25 @@ func (w *worker) foldEnd(p *store.TaskTransitionParams) bool {
 		(p.To != store.StatusCompleted && p.To != store.StatusFailed) || w.next != nil {
 		return false
 	}
-	j := e.jcache.take(parent.ID, parent.Attempt)
+	j := e.jcache.Take(parent.ID, parent.Attempt)
 	if j == nil {
 		return false
 	}
-	if j.lastSeq != parent.LastSeq {
+	if j.LastSeq() != parent.LastSeq {
 		return false // the journal is read again from the log
 	}
 	end := *p
 	end.ParentEvents = slices.Clip(p.ParentEvents)
 	if !e.childOutcome(child, &end) {
-		e.jcache.put(j)
+		e.jcache.Put(j)
 		return false
 	}
 	// The store writes the events with this time: the run must replay
 	// them as a later read of the log will give them.
 	at := time.Now().UTC().Truncate(time.Millisecond)
-	f := &foldedEnd{child: child, end: &end, j: j, lastSeq: j.lastSeq, at: at}
+	f := &foldedEnd{child: child, end: &end, j: j, lastSeq: j.LastSeq(), at: at}
 	for _, d := range end.ParentEvents[len(p.ParentEvents):] {
-		j.lastSeq++
-		if err := j.apply(&store.Event{TaskID: parent.ID, Seq: j.lastSeq, Type: d.Type, Payload: d.Payload, CreatedAt: at}); err != nil {
+		if err := j.Apply(&store.Event{TaskID: parent.ID, Seq: j.LastSeq() + 1, Type: d.Type, Payload: d.Payload, CreatedAt: at}); err != nil {
 			e.log.Error("activity outcome event", "task_id", child.ID, "error", err)
 			return false // j is dropped: the run reads the log
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/runtime/fault"
+	"github.com/weft-run/weft/runtime/journal"
 	"github.com/weft-run/weft/store"
 	"github.com/weft-run/weft/store/storetest"
 )
@@ -157,8 +158,8 @@ func journalOf(evs []*store.Event) []*store.Event {
 	var out []*store.Event
 	for _, ev := range evs {
 		switch ev.Type {
-		case EventActivityScheduled, EventActivityCompleted, EventActivityFailed, EventTimerStarted,
-			EventTimerFired, EventSignalWaiting, EventSignalReceived, EventSignalTimedOut:
+		case journal.EventActivityScheduled, journal.EventActivityCompleted, journal.EventActivityFailed, journal.EventTimerStarted,
+			journal.EventTimerFired, journal.EventSignalWaiting, journal.EventSignalReceived, journal.EventSignalTimedOut:
 			out = append(out, ev)
 		}
 	}
@@ -235,18 +236,21 @@ func TestWorkflowFold(t *testing.T) {
 		evs := logOf(t, b.db, task.ID)
 		requireGapless(t, evs, 0)
 		storetest.MustCheckLog(t, b.db, task.ID)
-		journal := journalOf(evs)
-		require.Len(t, journal, 2*n)
+		jevs := journalOf(evs)
+		require.Len(t, jevs, 2*n)
 		children := map[string]*store.Task{}
 		for _, c := range childrenOf(t, b.db, task.ID) {
 			children[c.ID] = c
 		}
 		require.Len(t, children, n)
-		for i := 0; i < len(journal); i += 2 {
-			scheduled, completed := journal[i], journal[i+1]
-			require.Equal(t, EventActivityScheduled, scheduled.Type, "event %d", scheduled.Seq)
-			require.Equal(t, EventActivityCompleted, completed.Type, "event %d", completed.Seq)
-			var s, c journalEvent
+		for i := 0; i < len(jevs); i += 2 {
+			scheduled, completed := jevs[i], jevs[i+1]
+			require.Equal(t, journal.EventActivityScheduled, scheduled.Type, "event %d", scheduled.Seq)
+			require.Equal(t, journal.EventActivityCompleted, completed.Type, "event %d", completed.Seq)
+			var (
+				s journal.ActivityScheduled
+				c journal.ActivityCompleted
+			)
 			require.NoError(t, json.Unmarshal(scheduled.Payload, &s))
 			require.NoError(t, json.Unmarshal(completed.Payload, &c))
 			require.Equal(t, s.TaskID, c.TaskID, "each activity ends before the next is scheduled")
@@ -260,8 +264,8 @@ func TestWorkflowFold(t *testing.T) {
 			requireValue(t, codec.Long(int64(i/2)), output(t, child))
 			require.True(t, child.FinishedAt.Equal(completed.CreatedAt),
 				"the child's end and its journal event are written by one commit")
-			if i+2 < len(journal) {
-				require.True(t, journal[i+2].CreatedAt.Equal(completed.CreatedAt),
+			if i+2 < len(jevs) {
+				require.True(t, jevs[i+2].CreatedAt.Equal(completed.CreatedAt),
 					"the next step is written by the same commit")
 			}
 			childLog := logOf(t, b.db, child.ID)
@@ -310,7 +314,7 @@ func TestWorkflowFold(t *testing.T) {
 		require.Equal(t, int64(1), calls.workflowChildEnd, "the activity's end, alone")
 		require.Equal(t, 3, b.x.runCount(task.ID))
 		require.Equal(t, 1, b.x.callCount("block"), "the activity ran once")
-		require.Equal(t, []string{EventActivityScheduled, EventSignalWaiting, EventSignalReceived, EventActivityCompleted},
+		require.Equal(t, []string{journal.EventActivityScheduled, journal.EventSignalWaiting, journal.EventSignalReceived, journal.EventActivityCompleted},
 			journalTypes(t, e, task.ID))
 		storetest.MustCheckLog(t, b.db, task.ID)
 
@@ -355,7 +359,7 @@ func TestWorkflowFold(t *testing.T) {
 
 		wfTask := storetest.MustCheckLog(t, b.db, task.ID)
 		require.Equal(t, store.StatusCancelled, wfTask.Status)
-		require.Equal(t, []string{EventActivityScheduled}, journalTypes(t, e, task.ID),
+		require.Equal(t, []string{journal.EventActivityScheduled}, journalTypes(t, e, task.ID),
 			"a finished workflow's log gets no activity event")
 		left, err := b.db.TaskList(t.Context(), &store.TaskListParams{Statuses: []store.Status{
 			store.StatusQueued, store.StatusLoading, store.StatusRunning, store.StatusCancelling,
@@ -385,7 +389,7 @@ func TestWorkflowFold(t *testing.T) {
 		requireValue(t, codec.String("broken: on purpose"), output(t, done))
 		require.Equal(t, storeCalls{workflowCommit: 2, eventList: 1}, calls, "the failure folds into the next step's commit")
 		require.Equal(t, 1, b.x.callCount("fail"))
-		require.Equal(t, []string{EventActivityScheduled, EventActivityFailed}, journalTypes(t, e, task.ID))
+		require.Equal(t, []string{journal.EventActivityScheduled, journal.EventActivityFailed}, journalTypes(t, e, task.ID))
 		children := childrenOf(t, b.db, task.ID)
 		require.Len(t, children, 1)
 		child := storetest.MustCheckLog(t, b.db, children[0].ID)
@@ -429,6 +433,6 @@ func TestWorkflowFold(t *testing.T) {
 		requireValue(t, codec.String("a"), output(t, child))
 		require.Equal(t, 1, b.x.callCount("echo"))
 		storetest.MustCheckLog(t, b.db, task.ID)
-		require.Equal(t, []string{EventActivityScheduled, EventActivityCompleted}, journalTypes(t, e, task.ID))
+		require.Equal(t, []string{journal.EventActivityScheduled, journal.EventActivityCompleted}, journalTypes(t, e, task.ID))
 	})
 }

@@ -334,7 +334,7 @@ func (e *Engine) rerunWorkflow(ctx context.Context, id string) error {
 		}
 		e.taskFinished(t)
 	case store.StatusRunning:
-		e.jcache.drop(id)
+		e.jcache.Drop(id)
 		if err := e.store.WorkflowResume(ctx, &store.WorkflowResumeParams{IDs: []string{id}}); err != nil {
 			return err
 		}

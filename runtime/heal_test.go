@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/runtime/journal"
 	"github.com/weft-run/weft/store"
 )
 
@@ -201,9 +202,9 @@ func TestHealWorkflow(t *testing.T) {
 	done := mustFinish(t, e, task.ID)
 	requireValue(t, codec.List(codec.Long(0), codec.Long(1), codec.Long(2)), output(t, done))
 	require.Equal(t, []string{
-		EventActivityScheduled, EventActivityCompleted,
-		EventActivityScheduled, EventActivityCompleted,
-		EventActivityScheduled, EventActivityCompleted,
+		journal.EventActivityScheduled, journal.EventActivityCompleted,
+		journal.EventActivityScheduled, journal.EventActivityCompleted,
+		journal.EventActivityScheduled, journal.EventActivityCompleted,
 	}, journalTypes(t, e, task.ID))
 	evs := allEvents(t, e, task.ID)
 	requireGapless(t, evs, 0)

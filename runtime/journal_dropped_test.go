@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/runtime/journal"
 	"github.com/weft-run/weft/store"
 )
 
@@ -37,31 +38,31 @@ func TestJournalDroppedLines(t *testing.T) {
 			}
 			e, b := wfSetup(t, g, nil)
 			task := start(t, e, "quoting", codec.Null(), store.OnRestartResume)
-			waitJournal(t, e, task.ID, EventSignalWaiting, 1)
+			waitJournal(t, e, task.ID, journal.EventSignalWaiting, 1)
 			if restart {
 				e = b.reopen(t, e)
 			}
 			signal(t, e, task.ID, "go", codec.Null())
-			waitJournal(t, e, task.ID, EventSignalWaiting, 2)
+			waitJournal(t, e, task.ID, journal.EventSignalWaiting, 2)
 			var freshLogged, cachedLogged int
 			require.Eventually(t, func() bool {
 				cur, err := e.store.TaskGet(t.Context(), task.ID)
 				if err != nil {
 					return false
 				}
-				cached := e.jcache.take(task.ID, 1)
+				cached := e.jcache.Take(task.ID, 1)
 				if cached == nil {
 					return false
 				}
-				defer e.jcache.put(cached)
-				if cached.lastSeq != cur.LastSeq {
+				defer e.jcache.Put(cached)
+				if cached.LastSeq() != cur.LastSeq {
 					return false
 				}
-				fresh, err := e.readJournal(t.Context(), cur)
+				fresh, err := journal.Read(t.Context(), e.store, cur)
 				if err != nil {
 					return false
 				}
-				freshLogged, cachedLogged = fresh.logged, cached.logged
+				freshLogged, cachedLogged = fresh.Logged(), cached.Logged()
 				return true
 			}, 10*time.Second, 5*time.Millisecond, "the run's journal is cached")
 			require.Equal(t, 3, freshLogged, "the log holds three lines")
@@ -94,8 +95,8 @@ func TestIsLogLine(t *testing.T) {
 	l.dropped = 7
 	l.countDropped()
 	require.Len(t, l.pending, 3)
-	require.True(t, isLogLine(l.pending[0].Payload))
-	require.True(t, isLogLine(l.pending[1].Payload))
-	require.False(t, isLogLine(l.pending[2].Payload), "%s", l.pending[2].Payload)
-	require.True(t, isLogLine([]byte(`{"level":"info","message":"x","time":"2026-01-01T00:00:00Z"}`)))
+	require.True(t, journal.IsLogLine(l.pending[0].Payload))
+	require.True(t, journal.IsLogLine(l.pending[1].Payload))
+	require.False(t, journal.IsLogLine(l.pending[2].Payload), "%s", l.pending[2].Payload)
+	require.True(t, journal.IsLogLine([]byte(`{"level":"info","message":"x","time":"2026-01-01T00:00:00Z"}`)))
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/weft-run/weft/runtime/fault"
+	"github.com/weft-run/weft/runtime/journal"
 	"github.com/weft-run/weft/store"
 )
 
@@ -84,14 +85,14 @@ func (e *Engine) replayCheck(ctx context.Context, t *store.Task, digest string, 
 	if !exported {
 		return fmt.Sprintf("the new version exports no workflow %q", t.Function), nil
 	}
-	j, err := e.readJournal(ctx, t)
+	j, err := journal.Read(ctx, e.store, t)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", nil // finished and purged meanwhile
 	}
 	if err != nil {
 		return "", fault.Wrap("read journal", err)
 	}
-	r := newReplay(e, t, j, e.now(), modeCheck)
+	r := journal.NewReplay(t, j, e.now(), journal.Check, nil)
 	call := &Call{
 		TaskID: t.ID, Attempt: t.Attempt, Module: t.Module, Digest: digest, Function: t.Function,
 		Wasm:  func(context.Context) ([]byte, error) { return wasm, nil },
@@ -99,9 +100,9 @@ func (e *Engine) replayCheck(ctx context.Context, t *store.Task, digest string, 
 		Log: func(string, string) {},
 	}
 	res, err := e.exec.Call(ctx, call)
-	var nd *NondeterminismError
+	var nd *journal.NondeterminismError
 	switch {
-	case errors.As(r.err, &nd):
+	case errors.As(r.Err(), &nd):
 		return fmt.Sprintf("step %d: the journal recorded %s, but the new version %s", nd.Step, nd.Recorded, nd.Asked), nil
 	case ctx.Err() != nil:
 		return "", ctx.Err()
@@ -112,7 +113,7 @@ func (e *Engine) replayCheck(ctx context.Context, t *store.Task, digest string, 
 	if res.Suspended {
 		how = "suspended"
 	}
-	if err := r.ended(how); errors.As(err, &nd) {
+	if err := r.Ended(how); errors.As(err, &nd) {
 		return fmt.Sprintf("step %d: the journal recorded %s, but the new version %s", nd.Step, nd.Recorded, nd.Asked), nil
 	}
 	return "", nil

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/runtime/fault"
+	"github.com/weft-run/weft/runtime/journal"
 	"github.com/weft-run/weft/store"
 )
 
@@ -508,16 +508,6 @@ func (e *Engine) TaskCancel(ctx context.Context, who Caller, id string) (*store.
 	return t, nil
 }
 
-// EventSignalReceived is the event a signal appends to a workflow task's
-// log. Its payload holds the signal name and its value as an envelope.
-const EventSignalReceived = "signal.received"
-
-// signalPayload is the payload of EventSignalReceived.
-type signalPayload struct {
-	Name    string        `json:"name"`
-	Payload store.Payload `json:"payload_envelope"`
-}
-
 // TaskSignal delivers a named signal with a value to an unfinished workflow
 // task: it is appended to the task's log, in order, exactly once, and wakes
 // the workflow. It returns fault.NotFound for a task the caller may not
@@ -564,29 +554,29 @@ func (e *Engine) signal(ctx context.Context, who Caller, id, name string, payloa
 		}
 		return err
 	}
-	doc, err := json.Marshal(signalPayload{Name: name, Payload: value})
+	draft, err := journal.Encode(&journal.SignalReceived{Name: name, Payload: value})
 	if err != nil {
 		return fault.Wrap("signal payload", err)
 	}
 	// The signals no wait consumed yet are bounded; the check and the
 	// append are one step per workflow.
-	ps := e.signals.entry(id)
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
+	ps := e.signals.Of(id)
+	ps.Lock()
+	defer ps.Unlock()
 	size := int64(len(value.Data))
 	if err := e.admitSignal(ctx, ps, id, size); err != nil {
 		return err
 	}
 	evs, err := e.store.EventAppend(ctx, &store.EventAppendParams{
-		TaskID: id, Events: []store.EventDraft{{Type: EventSignalReceived, Payload: doc}}, Wake: true,
+		TaskID: id, Events: []store.EventDraft{draft}, Wake: true,
 		Idempotency: idem,
 	})
 	if err == nil && len(evs) == 1 {
-		ps.after = append(ps.after, signalRecord{seq: evs[0].Seq, size: size})
+		ps.Appended(evs[0].Seq, size)
 	}
 	switch {
 	case errors.Is(err, store.ErrTaskFinished):
-		e.signals.drop(id)
+		e.signals.Drop(id)
 		return fault.Errorf(fault.SignalTargetFinished, "task %s finished and receives no more signals", id)
 	case idem != nil && errors.Is(err, store.ErrNotFound):
 		return fault.Errorf(fault.Conflict, "idempotency key %q is not in flight", idem.Key)

@@ -12,11 +12,12 @@ import (
 
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/runtime/fault"
+	"github.com/weft-run/weft/runtime/journal"
 	"github.com/weft-run/weft/store"
 )
 
 // A guest stands in for a wasm module in the engine's workflow tests: its
-// workflows are Go functions written against WorkflowHost the way an SDK
+// workflows are Go functions written against journal.WorkflowHost the way an SDK
 // drives the ABI (a suspension unwinds with a panic, as the Go SDK does),
 // and its activities are plain functions. The fake Executor runs them as
 // the host would.
@@ -34,7 +35,7 @@ type guest struct {
 // wf is the workflow context a guest workflow gets.
 type wf struct {
 	ctx context.Context
-	wh  WorkflowHost
+	wh  journal.WorkflowHost
 	log func(level, msg string)
 }
 
@@ -58,12 +59,12 @@ func (g *wf) check(id int64, err error) int64 {
 	return id
 }
 
-func (g *wf) activity(fn string, in codec.Value, opts ...func(*ActivityCommand)) int64 {
+func (g *wf) activity(fn string, in codec.Value, opts ...func(*journal.ActivityCommand)) int64 {
 	frame, err := codec.EncodeFrame(in)
 	if err != nil {
 		panic(err)
 	}
-	c := &ActivityCommand{Function: fn, Input: frame}
+	c := &journal.ActivityCommand{Function: fn, Input: frame}
 	for _, o := range opts {
 		o(c)
 	}
@@ -108,9 +109,9 @@ func (g *wf) get(id int64) (codec.Value, error) {
 		panic(unwind{err: err})
 	}
 	switch r.Outcome {
-	case OutcomeTimeout:
+	case journal.OutcomeTimeout:
 		return codec.Null(), &appError{typ: "timeout"}
-	case OutcomeError:
+	case journal.OutcomeError:
 		v, err := codec.DecodeFrame(r.Frame)
 		if err != nil {
 			panic(err)
@@ -204,7 +205,7 @@ func (x *guestExecutor) Call(ctx context.Context, call *Call) (res *CallResult, 
 		x.calls[call.Function]++
 		x.mu.Unlock()
 		if call.Workflow != nil {
-			return nil, fault.Errorf(fault.Code("import_not_allowed"), "an activity got a WorkflowHost")
+			return nil, fault.Errorf(fault.Code("import_not_allowed"), "an activity got a journal.WorkflowHost")
 		}
 		return output(fn(ctx, in))
 	}
@@ -213,7 +214,7 @@ func (x *guestExecutor) Call(ctx context.Context, call *Call) (res *CallResult, 
 		return nil, fault.Errorf(fault.FunctionNotFound, "no function %q", call.Function)
 	}
 	if call.Workflow == nil {
-		return nil, fault.Errorf(fault.Code("hook_failed"), "a workflow call without WorkflowHost")
+		return nil, fault.Errorf(fault.Code("hook_failed"), "a workflow call without journal.WorkflowHost")
 	}
 	x.mu.Lock()
 	x.runs[call.TaskID]++
@@ -313,8 +314,8 @@ func journalTypes(tb testing.TB, e *Engine, id string) []string {
 	var out []string
 	for _, ev := range allEvents(tb, e, id) {
 		switch ev.Type {
-		case EventActivityScheduled, EventActivityCompleted, EventActivityFailed, EventTimerStarted,
-			EventTimerFired, EventSignalWaiting, EventSignalReceived, EventSignalTimedOut:
+		case journal.EventActivityScheduled, journal.EventActivityCompleted, journal.EventActivityFailed, journal.EventTimerStarted,
+			journal.EventTimerFired, journal.EventSignalWaiting, journal.EventSignalReceived, journal.EventSignalTimedOut:
 			out = append(out, ev.Type)
 		}
 	}

@@ -2,13 +2,13 @@ package runtime
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"slices"
 	"time"
 
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/runtime/fault"
+	"github.com/weft-run/weft/runtime/journal"
 	"github.com/weft-run/weft/store"
 )
 
@@ -30,17 +30,17 @@ func (w *worker) runWorkflow(ctx, callCtx context.Context, t *store.Task, deadli
 		j := f.journal()
 		if j == nil {
 			var err error
-			if j, err = e.journal(ctx, t); err != nil {
+			if j, err = e.jcache.Load(ctx, e.store, t); err != nil {
 				w.unfold(ctx, f)
 				w.settle(ctx, callCtx, t, deadline, nil, fault.Wrap("read journal", err))
 				return
 			}
 		}
-		r := newReplay(e, t, j, e.now(), modeRecord)
+		r := journal.NewReplay(t, j, e.now(), journal.Record, e.activityDigest)
 		w.logs.reset()
 		w.call.Workflow = r
 		w.call.Log = func(level, msg string) { w.workflowLog(r, level, msg) }
-		w.call.LogReplayed = j.logged
+		w.call.LogReplayed = j.Logged()
 		res, err := w.invoke(callCtx, t, timeout)
 		w.call.Workflow, w.call.LogReplayed = nil, 0
 		logs := w.workflowLogEvents()
@@ -55,10 +55,10 @@ func (w *worker) runWorkflow(ctx, callCtx context.Context, t *store.Task, deadli
 			if res.Suspended {
 				how = "suspended"
 			}
-			err = r.ended(how)
+			err = r.Ended(how)
 		}
-		var nd *NondeterminismError
-		if errors.As(r.err, &nd) {
+		var nd *journal.NondeterminismError
+		if errors.As(r.Err(), &nd) {
 			w.appendLogs(ctx, t.ID, logs)
 			w.unfold(ctx, f)
 			w.workflowFailed(ctx, t, nd)
@@ -94,16 +94,34 @@ func (w *worker) runWorkflow(ctx, callCtx context.Context, t *store.Task, deadli
 	}
 }
 
+// activityDigest is the journal.DigestFunc of a workflow run: the digest of
+// the latest version of module, whose manifest must list function as an
+// activity.
+func (e *Engine) activityDigest(ctx context.Context, module, function string) (string, error) {
+	m, err := e.ModuleGet(ctx, module)
+	if err != nil {
+		return "", err
+	}
+	for _, f := range m.Functions {
+		if f.Name != function {
+			continue
+		}
+		if f.Kind != store.KindActivity {
+			return "", fault.Errorf(fault.FunctionNotFound, "%s in module %q is a %s, not an activity", function, module, f.Kind)
+		}
+		return m.Digest, nil
+	}
+	return "", fault.Errorf(fault.FunctionNotFound, "module %q (version %d) exports no function %q", module, m.Version, function)
+}
+
 // workflowLog is Call.Log during a workflow run. A run replays the code
 // that earlier runs of the attempt already ran, so its first lines are
 // those they logged: they are dropped, and the lines past them go to the
 // plugin's logger and, with the run's commit, to the task's log.
-func (w *worker) workflowLog(r *replay, level, msg string) {
-	r.lines++
-	if r.lines <= r.j.logged {
-		return
+func (w *worker) workflowLog(r *journal.Replay, level, msg string) {
+	if r.LogLine() {
+		w.logs.add(levelName(level), msg, w.e.now())
 	}
-	w.logs.add(levelName(level), msg, w.e.now())
 }
 
 // workflowLogEvents takes the log events of the run that ended.
@@ -126,7 +144,7 @@ func (w *worker) appendLogs(ctx context.Context, id string, logs []store.EventDr
 }
 
 // workflowFailed fails a workflow whose run broke its journal.
-func (w *worker) workflowFailed(ctx context.Context, t *store.Task, nd *NondeterminismError) {
+func (w *worker) workflowFailed(ctx context.Context, t *store.Task, nd *journal.NondeterminismError) {
 	w.fail(ctx, t, store.StatusRunning, &store.TaskError{
 		Code: string(fault.Nondeterminism), Type: string(fault.Nondeterminism),
 		Message: nd.Error(), NonRetryable: true,
@@ -136,7 +154,7 @@ func (w *worker) workflowFailed(ctx context.Context, t *store.Task, nd *Nondeter
 // workflowError handles a workflow that returned an application error: a
 // retry starts a new attempt from scratch; a workflow that fails for good
 // keeps what its last run recorded (a timeout, say) in its journal.
-func (w *worker) workflowError(ctx, callCtx context.Context, t *store.Task, deadline time.Time, res *CallResult, r *replay, logs []store.EventDraft) {
+func (w *worker) workflowError(ctx, callCtx context.Context, t *store.Task, deadline time.Time, res *CallResult, r *journal.Replay, logs []store.EventDraft) {
 	te, retryable := w.classify(callCtx, res, nil)
 	if retryable {
 		if at, ok := nextAttempt(t.Retry, t.Attempt, w.e.now(), deadline); ok {
@@ -145,14 +163,14 @@ func (w *worker) workflowError(ctx, callCtx context.Context, t *store.Task, dead
 		}
 	}
 	w.finish(ctx, &store.TaskTransitionParams{
-		ID: t.ID, From: []store.Status{store.StatusRunning}, To: store.StatusFailed, Error: te, Events: append(r.drafts, logs...),
+		ID: t.ID, From: []store.Status{store.StatusRunning}, To: store.StatusFailed, Error: te, Events: append(r.Events(), logs...),
 	})
 }
 
 // workflowCompleted ends a workflow that returned its output, with what its
 // last run recorded. It returns the workflow to run again, and true, when
 // the run went on from an activity's end but the log grew meanwhile.
-func (w *worker) workflowCompleted(ctx context.Context, t *store.Task, r *replay, f *foldedEnd, output []byte, logs []store.EventDraft) (*store.Task, bool) {
+func (w *worker) workflowCompleted(ctx context.Context, t *store.Task, r *journal.Replay, f *foldedEnd, output []byte, logs []store.EventDraft) (*store.Task, bool) {
 	if verr := codec.ValidateFrame(output, codec.DefaultLimits); verr != nil {
 		w.unfold(ctx, f)
 		w.fail(ctx, t, store.StatusRunning, &store.TaskError{
@@ -162,7 +180,7 @@ func (w *worker) workflowCompleted(ctx context.Context, t *store.Task, r *replay
 		return nil, false
 	}
 	done, err := w.commitRun(ctx, f, &store.WorkflowCommitParams{
-		ID: t.ID, Events: append(r.drafts, logs...), Children: r.children,
+		ID: t.ID, Events: append(r.Events(), logs...), Children: r.Children(),
 		To: store.StatusCompleted, Output: store.Payload{Codec: codec.CodecAvro, Data: output},
 	})
 	if err != nil {
@@ -172,7 +190,7 @@ func (w *worker) workflowCompleted(ctx context.Context, t *store.Task, r *replay
 		w.lost(ctx, t.ID, err, rerunItem(t.ID))
 		return nil, false
 	}
-	if len(r.children) > 0 {
+	if len(r.Children()) > 0 {
 		w.e.sched.notify()
 	}
 	w.e.taskFinished(done.Task)
@@ -181,12 +199,12 @@ func (w *worker) workflowCompleted(ctx context.Context, t *store.Task, r *replay
 
 // workflowWait commits a suspended run: the workflow waits. It returns the
 // task to run again, and true, when the log grew during the run.
-func (w *worker) workflowWait(ctx, callCtx context.Context, t *store.Task, j *journal, r *replay, f *foldedEnd, logs []store.EventDraft) (*store.Task, bool) {
+func (w *worker) workflowWait(ctx, callCtx context.Context, t *store.Task, j *journal.Journal, r *journal.Replay, f *foldedEnd, logs []store.EventDraft) (*store.Task, bool) {
 	e := w.e
-	wake := r.wakeAt()
+	wake, children := r.WakeAt(), r.Children()
 	res, err := w.commitRun(ctx, f, &store.WorkflowCommitParams{
-		ID: t.ID, LastSeq: j.lastSeq, Events: append(r.drafts, logs...), Children: r.children, Wait: true, WakeAt: wake,
-		StartChild: len(r.children) > 0,
+		ID: t.ID, LastSeq: j.LastSeq(), Events: append(r.Events(), logs...), Children: children, Wait: true, WakeAt: wake,
+		StartChild: len(children) > 0,
 	})
 	switch {
 	case err != nil && f != nil:
@@ -208,7 +226,7 @@ func (w *worker) workflowWait(ctx, callCtx context.Context, t *store.Task, j *jo
 		// workflow's next run.
 		w.next = &workItem{task: res.Started, resumed: true, fresh: true, parent: cur}
 	}
-	if len(r.children) > 1 {
+	if len(children) > 1 {
 		e.sched.notify()
 	}
 	if !wake.IsZero() {
@@ -216,14 +234,9 @@ func (w *worker) workflowWait(ctx, callCtx context.Context, t *store.Task, j *jo
 	}
 	// What the run added to the journal is now in the log, right after
 	// what it read: the journal is the log's, up to cur.LastSeq.
-	j.lastSeq = cur.LastSeq
-	for _, ev := range logs {
-		if isLogLine(ev.Payload) {
-			j.logged++ // as reading the log would count them
-		}
-	}
-	e.settleSignals(j)
-	e.jcache.put(j)
+	j.Committed(cur.LastSeq, logs)
+	e.signals.Settle(j)
+	e.jcache.Put(j)
 	// The workflow waits and holds no call: a cancel that arrives from now
 	// on finds no call to stop and ends the task itself; one that came
 	// during the run left its cause on callCtx.
@@ -240,8 +253,8 @@ func (w *worker) workflowWait(ctx, callCtx context.Context, t *store.Task, j *jo
 // only when the journal j holds such activities; a cancelled workflow's
 // activities are cancelled by the cancel itself, and on shutdown the
 // workflow and its activities are left to start-up recovery.
-func (w *worker) abandonActivities(ctx context.Context, t *store.Task, j *journal) {
-	if !j.pendingActivities() || w.e.runCtx.Err() != nil {
+func (w *worker) abandonActivities(ctx context.Context, t *store.Task, j *journal.Journal) {
+	if !j.PendingActivities() || w.e.runCtx.Err() != nil {
 		return
 	}
 	cur, err := w.e.store.TaskGet(ctx, t.ID)
@@ -278,27 +291,16 @@ func (e *Engine) childOutcome(child *store.Task, p *store.TaskTransitionParams) 
 	if child == nil || child.ParentTaskID == "" || child.ID != p.ID {
 		return false
 	}
-	ev := journalEvent{TaskID: child.ID}
-	typ := EventActivityCompleted
-	switch p.To {
-	case store.StatusCompleted:
-		ev.Output = p.Output
-	case store.StatusFailed:
-		typ, ev.Error = EventActivityFailed, p.Error
-	case store.StatusCancelled:
-		typ, ev.Error = EventActivityFailed, p.Error
-		if ev.Error == nil {
-			ev.Error = &store.TaskError{Code: string(fault.Cancelled), Type: string(fault.Cancelled), Message: "the activity was cancelled", NonRetryable: true}
-		}
-	default:
+	ev := journal.ActivityEnd(p)
+	if ev == nil {
 		return false
 	}
-	b, err := json.Marshal(&ev)
+	d, err := journal.Encode(ev)
 	if err != nil {
 		e.log.Error("activity outcome event", "task_id", child.ID, "error", err)
 		return false
 	}
-	p.ParentEvents = append(p.ParentEvents, store.EventDraft{Type: typ, Payload: b})
+	p.ParentEvents = append(p.ParentEvents, d)
 	p.WakeParent = true
 	return true
 }
@@ -355,7 +357,7 @@ func (e *Engine) cancelChildren(ctx context.Context, parentID string) {
 // cancelWaiting ends the cancel of a workflow that held no call when the
 // cancel arrived: it was waiting.
 func (e *Engine) cancelWaiting(ctx context.Context, id string) {
-	e.jcache.drop(id)
+	e.jcache.Drop(id)
 	t, err := e.store.TaskTransition(ctx, &store.TaskTransitionParams{
 		ID: id, From: []store.Status{store.StatusCancelling}, To: store.StatusCancelled,
 	})

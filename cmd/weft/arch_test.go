@@ -100,6 +100,11 @@ func TestDependencyDirection(t *testing.T) {
 					return under(d, "runtime/access")
 				})
 			}
+			if under(pkg, "runtime/journal") {
+				forbid(pkg, deps, "the journal never imports the engine; the engine uses the journal", func(d string) bool {
+					return d == modulePath+"/runtime" || under(d, "runtime/httpapi")
+				})
+			}
 		case under(pkg, "host"):
 			forbid(pkg, deps, "host never imports runtime or store", func(d string) bool {
 				return under(d, "runtime") || under(d, "store")

@@ -9,6 +9,7 @@ import (
 	"github.com/weft-run/weft/host"
 	"github.com/weft-run/weft/runtime"
 	"github.com/weft-run/weft/runtime/fault"
+	"github.com/weft-run/weft/runtime/journal"
 	"github.com/weft-run/weft/sdk-wasm/abi"
 )
 
@@ -107,19 +108,19 @@ func compileError(err error) error {
 // workflowHost adapts the engine's WorkflowHost to the host's: the same
 // calls, with the host's types.
 type workflowHost struct {
-	wh    runtime.WorkflowHost
+	wh    journal.WorkflowHost
 	ids   []int64                 // reused by Await
-	cmd   runtime.ActivityCommand // reused by ScheduleActivity
-	retry runtime.ActivityRetry   // reused by ScheduleActivity
+	cmd   journal.ActivityCommand // reused by ScheduleActivity
+	retry journal.ActivityRetry   // reused by ScheduleActivity
 }
 
 var _ host.WorkflowHost = (*workflowHost)(nil)
 
 // ScheduleActivity implements host.WorkflowHost.
 func (h *workflowHost) ScheduleActivity(ctx context.Context, c host.ActivityCall) (host.FutureID, error) {
-	h.cmd = runtime.ActivityCommand{Module: c.Module, Function: c.Function, Input: c.Input, Timeout: c.Options.Timeout}
+	h.cmd = journal.ActivityCommand{Module: c.Module, Function: c.Function, Input: c.Input, Timeout: c.Options.Timeout}
 	if r := c.Options.Retry; r != nil {
-		h.retry = runtime.ActivityRetry{
+		h.retry = journal.ActivityRetry{
 			MaxAttempts:            r.MaxAttempts,
 			InitialInterval:        r.InitialInterval,
 			BackoffCoefficient:     r.BackoffCoefficient,

@@ -1,7 +1,6 @@
-package runtime
+package journal
 
 import (
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -14,17 +13,18 @@ import (
 // names.
 func TestRetryRecordVocabulary(t *testing.T) {
 	o := optionsOf(&ActivityCommand{Retry: &ActivityRetry{MaxAttempts: 3, MaxInterval: 9 * time.Millisecond}})
-	b, err := json.Marshal(o.record())
+	d, err := Encode(&ActivityScheduled{Options: o.record()})
 	require.NoError(t, err)
-	require.JSONEq(t, `{"retry":{"maximum_attempts":3,"maximum_interval_ms":9}}`, string(b))
+	require.JSONEq(t, `{"options":{"retry":{"maximum_attempts":3,"maximum_interval_ms":9}}}`, string(d.Payload))
 
 	for _, doc := range []string{
 		`{"options":{"retry":{"maximum_attempts":3,"maximum_interval_ms":9}}}`,
 		`{"options":{"retry":{"max_attempts":3,"max_interval_ms":9}}}`,
 	} {
-		var e journalEvent
-		require.NoError(t, decodeJournalEvent([]byte(doc), &e), doc)
-		require.NotNil(t, e.Options, doc)
-		require.True(t, e.Options.equal(o), "%s reads as %+v", doc, e.Options.Retry)
+		ev, err := Decode(EventActivityScheduled, []byte(doc))
+		require.NoError(t, err, doc)
+		p := ev.(*ActivityScheduled)
+		require.NotNil(t, p.Options, doc)
+		require.True(t, p.Options.equal(o), "%s reads as %+v", doc, p.Options.Retry)
 	}
 }

@@ -1,10 +1,9 @@
-package runtime
+package journal
 
 import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -18,7 +17,8 @@ import (
 
 // NondeterminismError reports a workflow run that asked for something other
 // than what its journal recorded at the same step (docs/workflows.md,
-// "Determinism"). The task fails with fault.Nondeterminism and this message.
+// "Determinism"). The engine fails the task with fault.Nondeterminism and
+// this message.
 type NondeterminismError struct {
 	// TaskID is the workflow task.
 	TaskID string
@@ -37,28 +37,36 @@ func (e *NondeterminismError) Error() string {
 		e.TaskID, e.Step, e.Recorded, e.Asked)
 }
 
-// replayMode says what a run does with commands beyond its journal.
-type replayMode int
+// Mode says what a run does with commands beyond its journal.
+type Mode int
 
 const (
-	// modeRecord records new commands, decides which timers and signal
-	// timeouts are due, and creates child tasks: a real run.
-	modeRecord replayMode = iota
-	// modeCheck records nothing: new commands stay pending. It checks that
+	// Record records new commands, decides which timers and signal timeouts
+	// are due, and creates child tasks: a real run.
+	Record Mode = iota
+	// Check records nothing: new commands stay pending. It checks that
 	// another module version replays the journal (deploy --check-replay).
-	modeCheck
+	Check
 )
 
-// replay is the WorkflowHost of one run of a workflow: it answers each
+// DigestFunc returns the digest an activity of another module than the
+// workflow's runs on, the latest version's, whose manifest must list
+// function as an activity. An error with a fault.Code other than
+// fault.Internal (an unknown module or function) fails the activity's
+// future; any other fails the run.
+type DigestFunc func(ctx context.Context, module, function string) (string, error)
+
+// Replay is the WorkflowHost of one run of a workflow: it answers each
 // command from the journal when the run made it before and records it
 // otherwise; futures are answered from the resolutions of the journal and
-// of this run. It is used by one goroutine.
-type replay struct {
-	e    *Engine
-	t    *store.Task
-	j    *journal
-	mode replayMode
-	now  time.Time // the run's wall-clock time, decided once
+// of this run. What the run records (Events, Children) is committed by the
+// engine with the workflow's next state. It is used by one goroutine.
+type Replay struct {
+	t      *store.Task
+	j      *Journal
+	mode   Mode
+	now    time.Time // the run's wall-clock time, decided once
+	digest DigestFunc
 
 	step  int64     // commands asked so far
 	lines int       // log lines the run logged so far
@@ -73,25 +81,27 @@ type replay struct {
 	fresh []*command
 }
 
-var _ WorkflowHost = (*replay)(nil)
+var _ WorkflowHost = (*Replay)(nil)
 
-// newReplay prepares a run of workflow t over journal j at time now. In
-// modeRecord it first resolves the recorded timers and signal timeouts
-// that fell due by now, in time order.
-func newReplay(e *Engine, t *store.Task, j *journal, now time.Time, mode replayMode) *replay {
-	r := &replay{e: e, t: t, j: j, mode: mode, now: now.UTC().Truncate(time.Millisecond), clock: j.start}
+// NewReplay prepares a run of workflow t over journal j, which the run
+// then owns, at wall-clock time now; digest resolves the activities of
+// other modules (nil for Check, which schedules none). In Record it first
+// resolves the recorded timers and signal timeouts that fell due by now,
+// in time order.
+func NewReplay(t *store.Task, j *Journal, now time.Time, mode Mode, digest DigestFunc) *Replay {
+	r := &Replay{t: t, j: j, mode: mode, now: now.UTC().Truncate(time.Millisecond), clock: j.start, digest: digest}
 	if r.clock.IsZero() {
 		r.clock = r.now
 	}
 	r.rnd = rand.NewChaCha8(seedOf(t.ID, t.Attempt))
-	if mode == modeRecord {
+	if mode == Record {
 		r.fireDue()
 	}
 	return r
 }
 
 // fireDue records the recorded timers and signal timeouts due by r.now.
-func (r *replay) fireDue() {
+func (r *Replay) fireDue() {
 	var due []*command
 	for _, c := range r.j.commands {
 		if _, done := r.j.res[c.step]; done {
@@ -114,41 +124,30 @@ func (r *replay) fireDue() {
 	}
 }
 
-// dueAt is when a timer fires or a signal wait times out.
-func (c *command) dueAt() (time.Time, bool) {
-	switch c.kind {
-	case commandTimer:
-		return c.fireAt, true
-	case commandSignal:
-		return c.deadline, !c.deadline.IsZero()
-	}
-	return time.Time{}, false
-}
-
 // fire resolves the due timer or signal wait c and records it.
-func (r *replay) fire(c *command) {
+func (r *Replay) fire(c *command) {
 	if c.kind == commandTimer {
 		r.j.resolve(c.step, c.fireAt, OutcomeValue, nullFrame)
-		r.record(EventTimerFired, &journalEvent{Attempt: r.t.Attempt, FutureID: c.step})
+		r.record(&TimerFired{Attempt: r.t.Attempt, FutureID: c.step})
 		return
 	}
 	r.j.dropWait(c)
 	r.j.resolve(c.step, c.deadline, OutcomeTimeout, nil)
-	r.record(EventSignalTimedOut, &journalEvent{Attempt: r.t.Attempt, FutureID: c.step})
+	r.record(&SignalTimedOut{Attempt: r.t.Attempt, FutureID: c.step})
 }
 
 // record appends a journal event to what the run commits.
-func (r *replay) record(typ string, p *journalEvent) {
-	b, err := json.Marshal(p)
+func (r *Replay) record(p Event) {
+	d, err := Encode(p)
 	if err != nil {
-		_ = r.fail(fmt.Errorf("journal event %s: %w", typ, err))
+		_ = r.fail(err)
 		return
 	}
-	r.drafts = append(r.drafts, store.EventDraft{Type: typ, Payload: b})
+	r.drafts = append(r.drafts, d)
 }
 
 // fail keeps the first error of the run.
-func (r *replay) fail(err error) error {
+func (r *Replay) fail(err error) error {
 	if r.err == nil {
 		r.err = err
 	}
@@ -158,7 +157,7 @@ func (r *replay) fail(err error) error {
 // next takes the next step for the command c: it checks c against the
 // journal when the step was recorded, and otherwise records it as new and
 // returns it as stored (nil for a recorded step).
-func (r *replay) next(c command) (*command, error) {
+func (r *Replay) next(c command) (*command, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
@@ -182,17 +181,17 @@ func (r *replay) next(c command) (*command, error) {
 // task, pinned to the workflow's own digest for its own module and to the
 // latest version for another; an unknown module or function resolves the
 // future at once with the error.
-func (r *replay) ScheduleActivity(ctx context.Context, call *ActivityCommand) (int64, error) {
+func (r *Replay) ScheduleActivity(ctx context.Context, call *ActivityCommand) (int64, error) {
 	module := call.Module
 	if module == "" {
 		module = r.t.Module
 	}
 	c, err := r.next(command{kind: commandActivity, module: module, function: call.Function, input: call.Input, options: optionsOf(call)})
-	if err != nil || c == nil || r.mode == modeCheck {
+	if err != nil || c == nil || r.mode == Check {
 		return r.step, err
 	}
 	c.input = append([]byte(nil), call.Input...) // the caller's buffer is not ours to keep
-	ev := &journalEvent{
+	ev := &ActivityScheduled{
 		Attempt: r.t.Attempt, FutureID: c.step, Module: module, Function: call.Function,
 		Input: store.Payload{Codec: codec.CodecAvro, Data: c.input}, Options: c.options.record(),
 	}
@@ -202,9 +201,9 @@ func (r *replay) ScheduleActivity(ctx context.Context, call *ActivityCommand) (i
 		if !errors.As(cerr, &re) || re.Code == fault.Internal {
 			return 0, r.fail(cerr)
 		}
-		r.record(EventActivityScheduled, ev)
+		r.record(ev)
 		te := &store.TaskError{Code: string(re.Code), Type: string(re.Code), Message: re.Message, NonRetryable: true}
-		r.record(EventActivityFailed, &journalEvent{Attempt: r.t.Attempt, FutureID: c.step, Error: te, FailedAt: &r.now})
+		r.record(&ActivityFailed{Attempt: r.t.Attempt, FutureID: c.step, Error: te, FailedAt: &r.now})
 		frame, err := errorValueFrame(te)
 		if err != nil {
 			return 0, r.fail(err)
@@ -214,7 +213,7 @@ func (r *replay) ScheduleActivity(ctx context.Context, call *ActivityCommand) (i
 	}
 	c.taskID = store.NewID(store.TaskIDPrefix)
 	ev.TaskID, ev.Digest = c.taskID, digest
-	r.record(EventActivityScheduled, ev)
+	r.record(ev)
 	timeout, retry := c.options.policy()
 	r.children = append(r.children, &store.TaskInsertParams{
 		ID: c.taskID, Module: module, ModuleDigest: digest, Function: call.Function, Kind: store.KindActivity,
@@ -226,37 +225,23 @@ func (r *replay) ScheduleActivity(ctx context.Context, call *ActivityCommand) (i
 }
 
 // activityDigest returns the digest an activity of module runs on: the
-// workflow's own for its own module, else the latest version's, whose
-// manifest must list function as an activity.
-func (r *replay) activityDigest(ctx context.Context, module, function string) (string, error) {
+// workflow's own for its own module, else the one r.digest resolves.
+func (r *Replay) activityDigest(ctx context.Context, module, function string) (string, error) {
 	if module == r.t.Module {
 		return r.t.ModuleDigest, nil
 	}
-	m, err := r.e.ModuleGet(ctx, module)
-	if err != nil {
-		return "", err
-	}
-	for _, f := range m.Functions {
-		if f.Name != function {
-			continue
-		}
-		if f.Kind != store.KindActivity {
-			return "", fault.Errorf(fault.FunctionNotFound, "%s in module %q is a %s, not an activity", function, module, f.Kind)
-		}
-		return m.Digest, nil
-	}
-	return "", fault.Errorf(fault.FunctionNotFound, "module %q (version %d) exports no function %q", module, m.Version, function)
+	return r.digest(ctx, module, function)
 }
 
 // StartTimer implements WorkflowHost. A new timer fires at the run's time
 // plus d; one of zero fires at once.
-func (r *replay) StartTimer(_ context.Context, d time.Duration) (int64, error) {
+func (r *Replay) StartTimer(_ context.Context, d time.Duration) (int64, error) {
 	c, err := r.next(command{kind: commandTimer, duration: d.Truncate(time.Millisecond)})
-	if err != nil || c == nil || r.mode == modeCheck {
+	if err != nil || c == nil || r.mode == Check {
 		return r.step, err
 	}
 	c.fireAt = r.now.Add(c.duration)
-	r.record(EventTimerStarted, &journalEvent{Attempt: r.t.Attempt, FutureID: c.step, DurationMS: c.duration.Milliseconds(), FireAt: &c.fireAt})
+	r.record(&TimerStarted{Attempt: r.t.Attempt, FutureID: c.step, DurationMS: c.duration.Milliseconds(), FireAt: &c.fireAt})
 	if !c.fireAt.After(r.now) {
 		r.fire(c)
 	}
@@ -266,16 +251,16 @@ func (r *replay) StartTimer(_ context.Context, d time.Duration) (int64, error) {
 // WaitSignal implements WorkflowHost. A new wait takes the oldest signal of
 // its name that no wait took yet; without one it waits, until its deadline
 // when it has a timeout.
-func (r *replay) WaitSignal(_ context.Context, name string, timeout time.Duration) (int64, error) {
+func (r *Replay) WaitSignal(_ context.Context, name string, timeout time.Duration) (int64, error) {
 	ask := command{kind: commandSignal, name: name, timeout: -1}
 	if timeout >= 0 {
 		ask.timeout = timeout.Truncate(time.Millisecond)
 	}
 	c, err := r.next(ask)
-	if err != nil || c == nil || r.mode == modeCheck {
+	if err != nil || c == nil || r.mode == Check {
 		return r.step, err
 	}
-	ev := &journalEvent{Attempt: r.t.Attempt, FutureID: c.step, Name: name}
+	ev := &SignalWaiting{Attempt: r.t.Attempt, FutureID: c.step, Name: name}
 	ms := int64(-1)
 	if c.timeout >= 0 {
 		ms = c.timeout.Milliseconds()
@@ -283,15 +268,15 @@ func (r *replay) WaitSignal(_ context.Context, name string, timeout time.Duratio
 		ev.Deadline = &c.deadline
 	}
 	ev.TimeoutMS = &ms
-	r.record(EventSignalWaiting, ev)
-	if r.j.waitSignal(c, r.now) == nil && !c.deadline.IsZero() && !c.deadline.After(r.now) {
+	r.record(ev)
+	if r.j.waitSignal(c) == nil && !c.deadline.IsZero() && !c.deadline.After(r.now) {
 		r.fire(c)
 	}
 	return c.step, nil
 }
 
 // Await implements WorkflowHost.
-func (r *replay) Await(_ context.Context, ids []int64, all bool) (int, bool, error) {
+func (r *Replay) Await(_ context.Context, ids []int64, all bool) (int, bool, error) {
 	if r.err != nil {
 		return 0, false, r.err
 	}
@@ -330,7 +315,7 @@ func (r *replay) Await(_ context.Context, ids []int64, all bool) (int, bool, err
 }
 
 // Result implements WorkflowHost.
-func (r *replay) Result(_ context.Context, id int64) (FutureResult, error) {
+func (r *Replay) Result(_ context.Context, id int64) (FutureResult, error) {
 	if r.err != nil {
 		return FutureResult{}, r.err
 	}
@@ -343,15 +328,16 @@ func (r *replay) Result(_ context.Context, id int64) (FutureResult, error) {
 
 // Now implements WorkflowHost: the attempt's start, moved forward to the
 // time of each resolution the workflow awaited.
-func (r *replay) Now() time.Time { return r.clock }
+func (r *Replay) Now() time.Time { return r.clock }
 
 // Random implements WorkflowHost: a ChaCha8 stream seeded by the task and
 // its attempt.
-func (r *replay) Random(p []byte) { _, _ = r.rnd.Read(p) }
+func (r *Replay) Random(p []byte) { _, _ = r.rnd.Read(p) }
 
-// ended checks, after a run that returned or suspended, that it asked for
-// every command the journal recorded.
-func (r *replay) ended(how string) error {
+// Ended checks, after a run that returned or suspended (how is "returned"
+// or "suspended"), that it asked for every command the journal recorded;
+// it returns a *NondeterminismError when it did not, or the run's error.
+func (r *Replay) Ended(how string) error {
 	if r.err != nil {
 		return r.err
 	}
@@ -362,9 +348,9 @@ func (r *replay) ended(how string) error {
 	return nil
 }
 
-// wakeAt is the earliest time a pending timer or signal wait falls due; the
+// WakeAt is the earliest time a pending timer or signal wait falls due; the
 // zero time when only an event can wake the workflow.
-func (r *replay) wakeAt() time.Time {
+func (r *Replay) WakeAt() time.Time {
 	var at time.Time
 	for _, c := range r.j.commands {
 		if _, done := r.j.res[c.step]; done {
@@ -375,6 +361,29 @@ func (r *replay) wakeAt() time.Time {
 		}
 	}
 	return at
+}
+
+// Err is the first error of the run, which fails it: a
+// *NondeterminismError, a bad await, a failure to record; nil for none.
+func (r *Replay) Err() error { return r.err }
+
+// Events are the journal events the run recorded, to commit with the
+// workflow's next state.
+func (r *Replay) Events() []store.EventDraft { return r.drafts }
+
+// Children are the activity tasks the run scheduled, to insert with its
+// commit.
+func (r *Replay) Children() []*store.TaskInsertParams { return r.children }
+
+// Fresh is how many commands the run asked for beyond its journal.
+func (r *Replay) Fresh() int { return len(r.fresh) }
+
+// LogLine counts one log line of the run and reports whether it is new:
+// a run replays the code that earlier runs of the attempt already ran, so
+// its first lines are those they logged (Journal.Logged).
+func (r *Replay) LogLine() bool {
+	r.lines++
+	return r.lines > r.j.logged
 }
 
 // seedOf is the seed of the random stream of a task's attempt.

@@ -1,4 +1,4 @@
-package runtime
+package journal
 
 import (
 	"context"
@@ -6,19 +6,20 @@ import (
 )
 
 // WorkflowHost answers the workflow imports of one workflow call (ABI §9,
-// weft:workflow/v1): the engine implements it over the task's journal and
-// hands it to the Executor in Call.Workflow, which calls it from the
-// goroutine running the guest, one method at a time. It uses only standard
-// library types, so that the daemon adapts it to the host's own interface
-// and package runtime never imports the host (house style rule 4).
+// weft:workflow/v1): Replay implements it over the task's journal, and the
+// engine hands it to its Executor in runtime.Call.Workflow, which calls it
+// from the goroutine running the guest, one method at a time. It uses only
+// standard library types, so that the daemon adapts it to the host's own
+// interface and neither the engine nor this package imports the host
+// (house style rule 4).
 //
-// An error from a method fails the call; the engine keeps the error itself
+// An error from a method fails the call; the Replay keeps the error itself
 // (a nondeterminism error names the step), so an Executor need not carry it
 // back.
 //
 // # Notes
 //
-// Only package runtime implements WorkflowHost.
+// Only package journal implements WorkflowHost.
 type WorkflowHost interface {
 	// ScheduleActivity schedules an activity and returns its future id. It
 	// keeps neither call nor any slice in it: the caller may reuse them.

@@ -1,4 +1,4 @@
-package runtime
+package journal
 
 import (
 	"bytes"
@@ -8,36 +8,47 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/store"
 )
 
-// decodeJournalEvent decodes the payload of a journal event into p. A
-// replay decodes every event of a journal, so the common shapes (numbers,
-// plain strings, {codec, blob} envelopes) take a direct path; anything
-// else (a string with escapes, the options or error objects, times, a key
-// it does not know) is handed to encoding/json, on the value alone or, if
-// the document is not a plain object, on the whole document. Both paths
-// give the same result.
-func decodeJournalEvent(data []byte, p *journalEvent) error {
-	*p = journalEvent{}
-	d := jsonScanner{b: data}
-	if err := d.object(p); err != nil {
-		*p = journalEvent{}
-		return json.Unmarshal(data, p)
-	}
-	return nil
+// The fast path of Decode. A replay decodes every event of a journal, and
+// encoding/json, driven by reflection, was its cost: the scanner reads the
+// common shapes (integers, plain strings, {codec, blob} envelopes) of an
+// object directly, into the fields each payload type names by key (slot).
+// Any other value (a string with escapes, the options or error objects,
+// times, a key the type does not read fast) is handed to encoding/json,
+// alone in a document of its one key; anything that is not a plain object
+// sends the whole document to encoding/json. Both paths give the same
+// result, which the package's tests and fuzz target check.
+
+// slot is where the fast path decodes the value of a key: one field is
+// set, for an integer, a plain string or an envelope; none sends the value
+// to encoding/json. A payload type returns its fields' slots by key, so the
+// scanner does the reading and nothing it holds escapes.
+type slot struct {
+	int   *int
+	int64 *int64
+	str   *string
+	env   *store.Payload
+}
+
+// decodeFast decodes data into p, a zero payload, on the fast path.
+func decodeFast(data []byte, p Event) error {
+	d := scanner{b: data}
+	return d.object(p)
 }
 
 // errSlowPath sends a document to encoding/json.
 var errSlowPath = errors.New("journal event: not a plain object")
 
-// jsonScanner reads one JSON document.
-type jsonScanner struct {
+// scanner reads one JSON document.
+type scanner struct {
 	b []byte
 	i int
 }
 
-func (d *jsonScanner) ws() {
+func (d *scanner) ws() {
 	for d.i < len(d.b) {
 		switch d.b[d.i] {
 		case ' ', '\t', '\n', '\r':
@@ -49,7 +60,7 @@ func (d *jsonScanner) ws() {
 }
 
 // expect consumes c after white space.
-func (d *jsonScanner) expect(c byte) bool {
+func (d *scanner) expect(c byte) bool {
 	d.ws()
 	if d.i < len(d.b) && d.b[d.i] == c {
 		d.i++
@@ -60,7 +71,7 @@ func (d *jsonScanner) expect(c byte) bool {
 
 // str reads a string of valid UTF-8 without escapes or control
 // characters.
-func (d *jsonScanner) str() ([]byte, error) {
+func (d *scanner) str() ([]byte, error) {
 	if !d.expect('"') {
 		return nil, errSlowPath
 	}
@@ -84,7 +95,7 @@ func (d *jsonScanner) str() ([]byte, error) {
 }
 
 // int reads an integer.
-func (d *jsonScanner) int() (int64, error) {
+func (d *scanner) int() (int64, error) {
 	d.ws()
 	start := d.i
 	if d.i < len(d.b) && d.b[d.i] == '-' {
@@ -102,7 +113,7 @@ func (d *jsonScanner) int() (int64, error) {
 
 // value skips one JSON value of any kind and returns its bytes, which
 // encoding/json then checks.
-func (d *jsonScanner) value() ([]byte, error) {
+func (d *scanner) value() ([]byte, error) {
 	d.ws()
 	start := d.i
 	if d.i >= len(d.b) {
@@ -147,7 +158,7 @@ func (d *jsonScanner) value() ([]byte, error) {
 }
 
 // skipString moves past the string that starts at d.i.
-func (d *jsonScanner) skipString() error {
+func (d *scanner) skipString() error {
 	d.i++
 	for d.i < len(d.b) {
 		switch d.b[d.i] {
@@ -164,7 +175,7 @@ func (d *jsonScanner) skipString() error {
 }
 
 // envelope reads a {codec, blob} envelope, or null.
-func (d *jsonScanner) envelope(p *store.Payload) error {
+func (d *scanner) envelope(p *store.Payload) error {
 	d.ws()
 	if bytes.HasPrefix(d.b[d.i:], []byte("null")) {
 		d.i += 4
@@ -207,12 +218,16 @@ func (d *jsonScanner) envelope(p *store.Payload) error {
 	if err != nil {
 		return errSlowPath
 	}
-	*p = store.Payload{Codec: string(codecName), Data: data[:n]}
+	c := codec.CodecAvro // the codec of every value weft writes, without a copy
+	if string(codecName) != c {
+		c = string(codecName)
+	}
+	*p = store.Payload{Codec: c, Data: data[:n]}
 	return nil
 }
 
-// object reads the journal event object into p.
-func (d *jsonScanner) object(p *journalEvent) error {
+// object reads the event object into p.
+func (d *scanner) object(p Event) error {
 	if !d.expect('{') {
 		return errSlowPath
 	}
@@ -224,7 +239,7 @@ func (d *jsonScanner) object(p *journalEvent) error {
 		if err != nil || !d.expect(':') {
 			return errSlowPath
 		}
-		if err := d.field(string(key), p); err != nil {
+		if err := d.field(key, p); err != nil {
 			return err
 		}
 		if d.expect('}') {
@@ -237,7 +252,7 @@ func (d *jsonScanner) object(p *journalEvent) error {
 }
 
 // end checks that nothing but white space follows the document.
-func (d *jsonScanner) end() error {
+func (d *scanner) end() error {
 	d.ws()
 	if d.i != len(d.b) {
 		return errSlowPath
@@ -245,49 +260,31 @@ func (d *jsonScanner) end() error {
 	return nil
 }
 
-// field reads the value of key into p.
-func (d *jsonScanner) field(key string, p *journalEvent) error {
+// field reads the value of key into p: on the fast path when p has a slot
+// for key, else through encoding/json, on a document of that one key.
+func (d *scanner) field(key []byte, p Event) error {
 	var err error
-	switch key {
-	case "attempt":
+	switch s := p.slot(key); {
+	case s.int != nil:
 		var n int64
 		n, err = d.int()
-		p.Attempt = int(n)
-	case "future_id":
-		p.FutureID, err = d.int()
-	case "duration_ms":
-		p.DurationMS, err = d.int()
-	case "task_id", "module", "function", "module_digest", "name":
-		var s []byte
-		if s, err = d.str(); err == nil {
-			switch key {
-			case "task_id":
-				p.TaskID = string(s)
-			case "module":
-				p.Module = string(s)
-			case "function":
-				p.Function = string(s)
-			case "module_digest":
-				p.Digest = string(s)
-			default:
-				p.Name = string(s)
-			}
-		}
-	case "input_envelope":
-		err = d.envelope(&p.Input)
-	case "output_envelope":
-		err = d.envelope(&p.Output)
-	case "payload_envelope":
-		err = d.envelope(&p.Payload)
+		*s.int = int(n)
+	case s.int64 != nil:
+		*s.int64, err = d.int()
+	case s.str != nil:
+		var v []byte
+		v, err = d.str()
+		*s.str = string(v)
+	case s.env != nil:
+		err = d.envelope(s.env)
 	default:
-		// A rarer field: encoding/json reads its value into a document of
-		// that one key.
 		var raw []byte
-		if raw, err = d.value(); err == nil {
-			doc := make([]byte, 0, len(key)+len(raw)+5)
-			doc = append(append(append(append(doc, `{"`...), key...), `":`...), raw...)
-			err = json.Unmarshal(append(doc, '}'), p)
+		if raw, err = d.value(); err != nil {
+			return err
 		}
+		doc := make([]byte, 0, len(key)+len(raw)+5)
+		doc = append(append(append(append(doc, `{"`...), key...), `":`...), raw...)
+		err = json.Unmarshal(append(doc, '}'), p)
 	}
 	return err
 }
