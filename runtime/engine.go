@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/weft-run/weft/runtime/fault"
+	"github.com/weft-run/weft/runtime/internal/fair"
 	"github.com/weft-run/weft/runtime/journal"
 	"github.com/weft-run/weft/store"
 )
@@ -37,7 +38,7 @@ type Engine struct {
 	stopped chan struct{} // closed when every goroutine of Open returned
 
 	sched   *scheduler
-	adm     *admission
+	adm     *fair.Admission
 	wf      wakeState       // when waiting workflows may be due
 	jcache  journal.Cache   // journals of recently waiting workflows
 	signals journal.Signals // pending signals per workflow
@@ -87,7 +88,7 @@ func New(cfg Config) (*Engine, error) {
 	e.modules.m = make(map[string]*store.Module)
 	e.loads.m = make(map[string]*loadEntry)
 	e.sched = newScheduler(e)
-	e.adm = newAdmission(cfg, e.sched.notify)
+	e.adm = fair.New(fair.Config{Workers: cfg.Workers, ClientWorkers: cfg.ClientWorkers, MemoryBudget: cfg.MemoryBudget, DefaultMemoryLimit: cfg.DefaultMemoryLimit, Notify: e.sched.notify})
 	e.healer = newHealer(e)
 	if e.metrics != nil {
 		e.metrics.attach(e.store)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/runtime/fault"
+	"github.com/weft-run/weft/runtime/internal/fair"
 	"github.com/weft-run/weft/runtime/journal"
 	"github.com/weft-run/weft/store"
 )
@@ -213,7 +214,7 @@ func defaultOnRestart(kind store.Kind) store.OnRestart {
 // (above the whole memory budget) or that the caller may not ask for
 // (above the client ceiling), with fault.MemoryLimitTooHigh.
 func (e *Engine) checkMemoryLimit(p *TaskCreateParams) error {
-	limit := e.adm.limitOf(p.MemoryLimitBytes)
+	limit := e.adm.LimitOf(p.MemoryLimitBytes)
 	ceiling := e.cfg.ClientMemoryLimit
 	if p.ClientMemoryLimit > 0 {
 		ceiling = p.ClientMemoryLimit
@@ -222,7 +223,7 @@ func (e *Engine) checkMemoryLimit(p *TaskCreateParams) error {
 		return &fault.Error{Code: fault.MemoryLimitTooHigh, Param: "memory_limit_bytes", Message: fmt.Sprintf(
 			"memory_limit_bytes %d exceeds this client's ceiling of %d bytes", p.MemoryLimitBytes, ceiling)}
 	}
-	if !e.adm.fits(p.MemoryLimitBytes) {
+	if !e.adm.Fits(p.MemoryLimitBytes) {
 		return &fault.Error{Code: fault.MemoryLimitTooHigh, Param: "memory_limit_bytes", Message: fmt.Sprintf(
 			"memory_limit_bytes %d exceeds the daemon's memory budget of %d bytes", limit, e.cfg.MemoryBudget)}
 	}
@@ -264,10 +265,10 @@ func inputPayload(env codec.Envelope) (store.Payload, error) {
 // reply stored with the key shows it queued, as the first reply must.
 func (e *Engine) taskInsert(ctx context.Context, ip *store.TaskInsertParams) (*store.Task, error) {
 	ip.Start = ip.NotBefore.IsZero() && ip.Idempotency == nil && e.loads.loaded(ip.ModuleDigest) && e.sched.takeIdle()
-	var tk ticket
+	var tk fair.Ticket
 	if ip.Start {
 		var ok bool
-		if tk, ok = e.adm.tryStart(ip.OwnerClientID, ip.MemoryLimit); !ok {
+		if tk, ok = e.adm.TryStart(ip.OwnerClientID, ip.MemoryLimit); !ok {
 			ip.Start = false // through the queue, for the scheduler to admit
 			e.sched.free <- struct{}{}
 		}
@@ -277,7 +278,7 @@ func (e *Engine) taskInsert(ctx context.Context, ip *store.TaskInsertParams) (*s
 	e.metrics.observeWrite("task_insert", time.Since(start))
 	if err != nil {
 		if ip.Start {
-			e.adm.release(tk)
+			e.adm.Release(tk)
 			e.sched.free <- struct{}{}
 		}
 		return nil, &fault.Error{Code: fault.Internal, Err: fmt.Errorf("create task: %w", err)}

@@ -63,11 +63,11 @@ func (e *Engine) claim(ctx context.Context, n int) ([]workItem, error) {
 		// Woken workflows are held to the client ceiling and the memory
 		// budget (their activities run on the same worker), not to the
 		// fair share of queued tasks.
-		gate := e.adm.gate()
+		gate := e.adm.Gate()
 		res, err := e.store.WorkflowClaim(ctx, &store.WorkflowClaimParams{Limit: n, Now: now, Gate: gate})
 		e.metrics.observeWrite("workflow_claim", time.Since(start))
 		if err != nil {
-			gate.abort()
+			gate.Abort()
 			e.wf.markDue()
 			e.healer.claimed(err)
 			return nil, err
@@ -86,12 +86,12 @@ func (e *Engine) claim(ctx context.Context, n int) ([]workItem, error) {
 		return items, nil
 	}
 	start := time.Now()
-	gate := e.adm.gate()
+	gate := e.adm.Gate()
 	tasks, err := e.store.TaskClaim(ctx, &store.TaskClaimParams{Limit: n - len(items), Now: now, Gate: gate})
 	e.metrics.observeWrite("task_claim", time.Since(start))
 	e.healer.claimed(err)
 	if err != nil {
-		gate.abort()
+		gate.Abort()
 		if len(items) > 0 {
 			e.log.Error("claim tasks", "error", err)
 			return items, nil

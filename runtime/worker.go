@@ -61,17 +61,17 @@ func (e *Engine) worker() {
 		select {
 		case it := <-e.sched.work:
 			// Whoever handed the item over counted it (admission).
-			tk := e.adm.ticketOf(it.task)
+			tk := e.adm.TicketOf(it.task)
 			w.run(it)
 			for w.next != nil {
 				it, w.next = *w.next, nil
 				if it.mark == 0 {
 					it.mark = w.mark // the run that handed it over committed it
 				}
-				tk = e.adm.hand(tk, it.task)
+				tk = e.adm.Hand(tk, it.task)
 				w.run(it)
 			}
-			e.adm.release(tk)
+			e.adm.Release(tk)
 			e.sched.free <- struct{}{}
 		case <-e.runCtx.Done():
 			return
@@ -464,7 +464,7 @@ func (e *Engine) resume(ctx context.Context, tasks []*store.Task) {
 			e.sched.free <- struct{}{}
 			return
 		}
-		e.adm.hold(t)
+		e.adm.Hold(t)
 		e.sched.work <- workItem{task: t, resumed: true}
 	}
 }

@@ -1,4 +1,4 @@
-package runtime
+package fair
 
 import (
 	"testing"
@@ -8,21 +8,17 @@ import (
 	"github.com/weft-run/weft/store"
 )
 
-func testAdmission(workers int, budget int64) *admission {
-	cfg := Config{Workers: workers, ClientWorkers: DefaultClientWorkers(workers), MemoryBudget: budget, DefaultMemoryLimit: 64 << 20}
-	return newAdmission(cfg, nil)
-}
-
-func TestDefaultClientWorkers(t *testing.T) {
-	for n, want := range map[int]int{1: 1, 2: 1, 4: 3, 8: 7, 16: 14, 20: 18, 128: 112} {
-		require.Equal(t, want, DefaultClientWorkers(n), "workers %d", n)
-	}
+// testAdmission is the admission of workers workers whose ceiling keeps
+// one in reserve (as runtime.DefaultClientWorkers(8) does) and whose
+// default task limit is 64 MiB.
+func testAdmission(workers int, budget int64) *Admission {
+	return New(Config{Workers: workers, ClientWorkers: workers - max(1, workers/8), MemoryBudget: budget, DefaultMemoryLimit: 64 << 20})
 }
 
 // A client alone takes workers up to the ceiling, never the reserve.
 func TestAdmissionCeiling(t *testing.T) {
 	a := testAdmission(8, 1<<40)
-	g := a.gate()
+	g := a.Gate()
 	g.Queued([]string{"a"})
 	taken := 0
 	for g.Admit("a", 0) {
@@ -31,7 +27,7 @@ func TestAdmissionCeiling(t *testing.T) {
 	}
 	require.Equal(t, 7, taken)
 	// A newcomer finds the reserved worker.
-	_, ok := a.tryStart("b", 0)
+	_, ok := a.TryStart("b", 0)
 	require.True(t, ok)
 }
 
@@ -39,12 +35,12 @@ func TestAdmissionCeiling(t *testing.T) {
 // more; the one below its share does.
 func TestAdmissionFairShare(t *testing.T) {
 	a := testAdmission(8, 1<<40)
-	g := a.gate()
+	g := a.Gate()
 	g.Queued([]string{"a"})
 	for range 6 {
 		require.True(t, g.Admit("a", 0))
 	}
-	g = a.gate()
+	g = a.Gate()
 	g.Queued([]string{"a", "b"})
 	require.False(t, g.Admit("a", 0), "a holds 6 of 8 workers and b waits: share is 4")
 	for range 2 {
@@ -55,9 +51,9 @@ func TestAdmissionFairShare(t *testing.T) {
 
 	// A's tasks end; its share still holds it back while b waits.
 	for range 3 {
-		a.release(ticket{owner: "a", memory: 64 << 20})
+		a.Release(Ticket{owner: "a", memory: 64 << 20})
 	}
-	g = a.gate()
+	g = a.Gate()
 	g.Queued([]string{"a", "b"})
 	require.True(t, g.Admit("b", 0))
 	require.True(t, g.Admit("b", 0))
@@ -69,20 +65,19 @@ func TestAdmissionFairShare(t *testing.T) {
 // does not fit waits, and the release of memory lets it in.
 func TestAdmissionMemoryBudget(t *testing.T) {
 	var woken int
-	cfg := Config{Workers: 16, ClientWorkers: 16, MemoryBudget: 256 << 20, DefaultMemoryLimit: 64 << 20}
-	a := newAdmission(cfg, func() { woken++ })
-	g := a.gate()
+	a := New(Config{Workers: 16, ClientWorkers: 16, MemoryBudget: 256 << 20, DefaultMemoryLimit: 64 << 20, Notify: func() { woken++ }})
+	g := a.Gate()
 	g.Queued([]string{"a"})
 	require.True(t, g.Admit("a", 128<<20))
 	require.True(t, g.Admit("a", 0))
 	require.False(t, g.Admit("a", 128<<20), "128 MiB more passes the 256 MiB budget")
-	require.True(t, a.fits(256<<20))
-	require.False(t, a.fits(257<<20))
+	require.True(t, a.Fits(256<<20))
+	require.False(t, a.Fits(257<<20))
 
-	tk := a.ticketOf(&store.Task{OwnerClientID: "a", MemoryLimit: 128 << 20})
-	a.release(tk)
+	tk := a.TicketOf(&store.Task{OwnerClientID: "a", MemoryLimit: 128 << 20})
+	a.Release(tk)
 	require.Equal(t, 1, woken, "a release after a refusal wakes the scheduler")
-	g = a.gate()
+	g = a.Gate()
 	g.Queued([]string{"a"})
 	require.True(t, g.Admit("a", 128<<20))
 }
@@ -91,14 +86,14 @@ func TestAdmissionMemoryBudget(t *testing.T) {
 // again starts over.
 func TestAdmissionAbort(t *testing.T) {
 	a := testAdmission(8, 1<<40)
-	g := a.gate()
+	g := a.Gate()
 	g.Queued([]string{"a"})
 	require.True(t, g.Admit("a", 0))
 	require.True(t, g.Admit("a", 0))
 	g.Queued([]string{"a"})
 	require.Equal(t, 0, a.running["a"])
 	require.True(t, g.Admit("a", 0))
-	g.abort()
+	g.Abort()
 	require.Empty(t, a.running)
 	require.Zero(t, a.memory)
 }
@@ -107,11 +102,11 @@ func TestAdmissionAbort(t *testing.T) {
 func TestAdmissionHand(t *testing.T) {
 	a := testAdmission(8, 1<<40)
 	wf := &store.Task{OwnerClientID: "a", MemoryLimit: 256 << 20}
-	tk := a.hold(wf)
-	tk = a.hand(tk, &store.Task{OwnerClientID: "a"})
+	tk := a.Hold(wf)
+	tk = a.Hand(tk, &store.Task{OwnerClientID: "a"})
 	require.Equal(t, 1, a.running["a"])
 	require.Equal(t, int64(64<<20), a.memory)
-	a.release(tk)
+	a.Release(tk)
 	require.Empty(t, a.running)
 	require.Zero(t, a.memory)
 }
