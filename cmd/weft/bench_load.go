@@ -10,7 +10,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
@@ -26,6 +25,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/runtime/httpapi/client"
 )
 
 // Defaults of `weft bench load` (issue "crash and load tests": 10,000
@@ -204,10 +204,8 @@ func runLoad(ctx context.Context, cfg loadConfig, logw io.Writer) (*loadReport, 
 	}
 	rep.Target.TasksPerSecond = loadTargetPerSec
 
-	c := &apiClient{http: &http.Client{Transport: &http.Transport{
-		MaxIdleConns: cfg.clients * 2, MaxIdleConnsPerHost: cfg.clients * 2, DisableCompression: true,
-	}}}
 	probeDir := ""
+	var base, token string
 	if cfg.addr == "" {
 		d, err := startLoadDaemon(ctx, cfg, logw)
 		if err != nil {
@@ -215,7 +213,7 @@ func runLoad(ctx context.Context, cfg loadConfig, logw io.Writer) (*loadReport, 
 		}
 		defer d.stop()
 		probeDir = d.dir
-		c.base, c.token = "http://"+d.addr, d.token
+		base, token = "http://"+d.addr, d.token
 		rep.Daemon = "in-process"
 		rep.Workers = cfg.workers
 		if rep.Workers == 0 {
@@ -226,12 +224,18 @@ func runLoad(ctx context.Context, cfg loadConfig, logw io.Writer) (*loadReport, 
 		rep.DurableCommits = &durable
 	} else {
 		o := clientOptions{addr: cfg.addr, token: cfg.token, dataDir: cfg.dataDir}
-		cl, err := o.client()
+		cc, _, err := o.config()
 		if err != nil {
 			return nil, err
 		}
-		c.base, c.token = cl.base, cl.token
+		base, token = cc.BaseURL, cc.Token
 		rep.Daemon = cfg.addr
+	}
+	c, err := client.New(client.Config{BaseURL: base, Token: token, HTTPClient: &http.Client{Transport: &http.Transport{
+		MaxIdleConns: cfg.clients * 2, MaxIdleConnsPerHost: cfg.clients * 2, DisableCompression: true,
+	}}})
+	if err != nil {
+		return nil, err
 	}
 
 	if err := deployLoadModule(ctx, c, cfg.wasm); err != nil {
@@ -432,10 +436,10 @@ func (d *loadDaemon) removeTmp() {
 
 // deployLoadModule deploys the testkit module from file as "testkit". A
 // missing file is fine when the daemon already has the module.
-func deployLoadModule(ctx context.Context, c *apiClient, file string) error {
+func deployLoadModule(ctx context.Context, c *client.Client, file string) error {
 	wasm, err := os.ReadFile(file)
 	if errors.Is(err, os.ErrNotExist) {
-		if err := c.do(ctx, request{method: http.MethodGet, path: "/v1/modules/" + loadModule}, nil); err == nil {
+		if _, err := c.ModuleGet(ctx, loadModule); err == nil {
 			return nil
 		}
 		return fmt.Errorf("read module: %w (run from the repository root, or pass --wasm)", err)
@@ -443,7 +447,8 @@ func deployLoadModule(ctx context.Context, c *apiClient, file string) error {
 	if err != nil {
 		return fmt.Errorf("read module: %w", err)
 	}
-	return c.do(ctx, request{method: http.MethodPut, path: "/v1/modules/" + loadModule, body: bytes.NewReader(wasm), contentType: "application/wasm"}, nil)
+	_, err = c.ModuleDeploy(ctx, loadModule, wasm, nil)
+	return err
 }
 
 // loadTaskBody is the body of every submit: a background echo of a small
@@ -453,33 +458,18 @@ func loadTaskBody() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(map[string]any{"module": loadModule, "function": "echo", "input": env})
+	return json.Marshal(&client.TaskRequest{Module: loadModule, Function: "echo", Input: client.InputOf(env)})
 }
 
 // submitLoadTask posts one task and returns its id once the daemon answered
 // 202 (the task is committed).
-func submitLoadTask(ctx context.Context, c *apiClient, body []byte) (string, error) {
-	req, err := c.newRequest(ctx, request{method: http.MethodPost, path: "/v1/tasks", body: bytes.NewReader(body), contentType: "application/json"})
-	if err != nil {
+func submitLoadTask(ctx context.Context, c *client.Client, body []byte) (string, error) {
+	var t client.Task
+	if err := c.Do(ctx, &client.Request{Method: http.MethodPost, Path: "/v1/tasks", Body: body}, &t); err != nil {
 		return "", err
 	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return "", err
-	}
-	if resp.StatusCode != http.StatusAccepted {
-		return "", decodeAPIError(resp.StatusCode, data)
-	}
-	var t struct {
-		ID string `json:"id"`
-	}
-	if err := json.Unmarshal(data, &t); err != nil || t.ID == "" {
-		return "", fmt.Errorf("decode task: %v", err)
+	if t.ID == "" {
+		return "", fmt.Errorf("decode task: no id")
 	}
 	return t.ID, nil
 }
@@ -487,7 +477,7 @@ func submitLoadTask(ctx context.Context, c *apiClient, body []byte) (string, err
 // tallyLoadTasks lists the daemon's tasks, newest first, until it has seen
 // every id, counts them into rep by status, and returns the latest finish
 // time among them.
-func tallyLoadTasks(ctx context.Context, c *apiClient, ids []string, rep *loadReport) (time.Time, error) {
+func tallyLoadTasks(ctx context.Context, c *client.Client, ids []string, rep *loadReport) (time.Time, error) {
 	want := make(map[string]bool, len(ids))
 	oldest := ""
 	for _, id := range ids {
@@ -503,20 +493,8 @@ func tallyLoadTasks(ctx context.Context, c *apiClient, ids []string, rep *loadRe
 	seen := 0
 	cursor := ""
 	for seen < len(want) {
-		q := url.Values{"limit": {strconv.Itoa(loadListPage)}}
-		if cursor != "" {
-			q.Set("cursor", cursor)
-		}
-		var page struct {
-			Data []struct {
-				ID         string `json:"id"`
-				Status     string `json:"status"`
-				FinishedAt string `json:"finished_at"`
-			} `json:"data"`
-			HasMore    bool   `json:"has_more"`
-			NextCursor string `json:"next_cursor"`
-		}
-		if err := c.do(ctx, request{method: http.MethodGet, path: "/v1/tasks?" + q.Encode()}, &page); err != nil {
+		page, err := c.TaskList(ctx, &client.TaskListParams{Limit: loadListPage, Cursor: cursor})
+		if err != nil {
 			return time.Time{}, fmt.Errorf("list tasks: %w", err)
 		}
 		for _, t := range page.Data {
@@ -532,14 +510,8 @@ func tallyLoadTasks(ctx context.Context, c *apiClient, ids []string, rep *loadRe
 			default:
 				rep.Unfinished++
 			}
-			if t.FinishedAt != "" {
-				at, err := time.Parse(time.RFC3339Nano, t.FinishedAt)
-				if err != nil {
-					return time.Time{}, fmt.Errorf("task %s: finished_at: %w", t.ID, err)
-				}
-				if at.After(last) {
-					last = at
-				}
+			if t.FinishedAt != nil && t.FinishedAt.After(last) {
+				last = *t.FinishedAt
 			}
 		}
 		if !page.HasMore || len(page.Data) == 0 || page.Data[len(page.Data)-1].ID < oldest {
@@ -563,21 +535,13 @@ func (m loadMetrics) finished() float64 { return m.completed + m.failed + m.canc
 // scrapeLoadMetrics reads the finished-task counters and the store's group
 // commit histograms (jobs: count is commits, sum is writes; duration: sum
 // is the time spent committing).
-func scrapeLoadMetrics(ctx context.Context, c *apiClient) (loadMetrics, error) {
+func scrapeLoadMetrics(ctx context.Context, c *client.Client) (loadMetrics, error) {
 	var m loadMetrics
-	req, err := c.newRequest(ctx, request{method: http.MethodGet, path: "/metrics"})
-	if err != nil {
-		return m, err
-	}
-	resp, err := c.http.Do(req)
+	text, err := c.Metrics(ctx)
 	if err != nil {
 		return m, fmt.Errorf("metrics: %w", err)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return m, fmt.Errorf("metrics: status %d", resp.StatusCode)
-	}
-	sc := bufio.NewScanner(resp.Body)
+	sc := bufio.NewScanner(bytes.NewReader(text))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		name, value, ok := strings.Cut(sc.Text(), " ")

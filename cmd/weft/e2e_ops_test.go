@@ -19,6 +19,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/weft-run/weft/runtime/httpapi/client"
 )
 
 // serveOnce runs a second `weft serve` on d's data directory at addr and
@@ -160,7 +162,7 @@ func TestE2EPluginLogFlood(t *testing.T) {
 	require.Equal(t, http.StatusCreated, d.MustDo(http.MethodPut, "/v1/modules/logflood", wasm, &mod))
 	req := taskRequest(t, "flood", `null`, "")
 	req["module"] = "logflood"
-	var task e2eTask
+	var task client.Task
 	require.Equal(t, http.StatusAccepted, d.MustDo(http.MethodPost, "/v1/tasks", req, &task))
 	d.MustWaitStatus(task.ID, 60*time.Second, "completed")
 

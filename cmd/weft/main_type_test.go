@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/weft-run/weft/runtime/httpapi/client"
 )
 
 // testLogWriter writes the daemon's log through t.Log.
@@ -52,6 +54,8 @@ func MustRunMainInProcess(tb testing.TB, dir string, args ...string) (*Main, *Da
 		Token:   strings.TrimSpace(string(token)),
 		http:    &http.Client{Transport: &http.Transport{}},
 	}
+	d.Client, err = client.New(client.Config{BaseURL: d.Addr, Token: d.Token, HTTPClient: d.http})
+	require.NoError(tb, err)
 	return m, d, stdout.String()
 }
 
