@@ -24,6 +24,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/weft-run/weft/cmd/internal/daemon"
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/runtime/httpapi/client"
 )
@@ -375,7 +376,7 @@ type loadDaemon struct {
 	dir   string
 	addr  string
 	token string
-	main  *Main
+	main  *daemon.Main
 	tmp   string
 	logw  io.Writer
 }
@@ -394,7 +395,7 @@ func startLoadDaemon(ctx context.Context, cfg loadConfig, logw io.Writer) (*load
 	}
 	d.dir = dir
 	// The daemon's defaults are those of `weft serve`.
-	scfg, err := parseServeFlags([]string{
+	scfg, err := daemon.ParseFlags([]string{
 		"--data", dir, "--addr", "127.0.0.1:0", "--log-level", "error",
 		"--workers", strconv.Itoa(cfg.workers), "--synchronous", cfg.synchronous,
 	})
@@ -402,8 +403,8 @@ func startLoadDaemon(ctx context.Context, cfg loadConfig, logw io.Writer) (*load
 		d.removeTmp()
 		return nil, fmt.Errorf("start daemon: %w", err)
 	}
-	d.main = NewMain(scfg, io.Discard, logw)
-	d.main.compileBin = cfg.compileBin
+	scfg.CompileBin = cfg.compileBin
+	d.main = daemon.New(scfg, io.Discard, logw)
 	if err := d.main.Run(ctx); err != nil {
 		d.removeTmp()
 		return nil, fmt.Errorf("start daemon: %w", err)

@@ -14,14 +14,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/weft-run/weft/cmd/internal/daemon"
 	"github.com/weft-run/weft/runtime/httpapi/client"
 )
 
 // Defaults shared by the daemon and the client commands (BRIEF §3.3).
 const (
-	defaultDataDir = "./weft-data"
-	defaultAddr    = "127.0.0.1:7700"
-	adminTokenFile = "admin.token"
+	defaultDataDir = daemon.DefaultDataDir
+	defaultAddr    = daemon.DefaultAddr
+	adminTokenFile = daemon.AdminTokenFile
 )
 
 // clientOptions are the flags every client command takes to find the daemon.

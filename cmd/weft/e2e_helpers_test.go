@@ -22,6 +22,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-run/weft/cmd/internal/daemon"
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/runtime/httpapi/client"
 )
@@ -38,6 +39,9 @@ var (
 
 // testkitWasm is the stock test plugin, relative to this package.
 var testkitWasm = filepath.Join("..", "..", "plugins", "testkit", "testkit.wasm")
+
+// wfbenchWasm is the workflow guest of the benchmarks (testdata/wfbench).
+var wfbenchWasm = filepath.Join("testdata", "wfbench.wasm")
 
 // Bounds of the end-to-end helpers.
 const (
@@ -167,7 +171,7 @@ func (d *Daemon) start() {
 	case <-time.After(daemonStartTimeout):
 		d.tb.Fatalf("weft serve did not listen within %s\n%s", daemonStartTimeout, d.logTail(40))
 	}
-	fileAddr, err := os.ReadFile(filepath.Join(d.DataDir, addrFile))
+	fileAddr, err := os.ReadFile(filepath.Join(d.DataDir, daemon.AddrFile))
 	require.NoError(d.tb, err)
 	require.Equal(d.tb, d.Addr, strings.TrimSpace(string(fileAddr)), "weft.addr matches the printed address")
 	token, err := os.ReadFile(filepath.Join(d.DataDir, adminTokenFile))

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/weft-run/weft/cmd/internal/daemon"
 	"github.com/weft-run/weft/runtime/httpapi/client"
 )
 
@@ -73,7 +74,7 @@ func TestE2EDataDirLock(t *testing.T) {
 	retryTask := d.MustSubmit("sleep", `{"ms":600000}`, "retry")
 	d.MustWaitStatus(failTask.ID, 30*time.Second, "running")
 	d.MustWaitStatus(retryTask.ID, 30*time.Second, "running")
-	addrFileBefore, err := os.ReadFile(filepath.Join(d.DataDir, addrFile))
+	addrFileBefore, err := os.ReadFile(filepath.Join(d.DataDir, daemon.AddrFile))
 	require.NoError(t, err)
 
 	want := fmt.Sprintf("weft: data directory %s is in use by weft pid %d (http://%s), started ", d.DataDir, d.cmd.Process.Pid, d.Addr)
@@ -85,13 +86,13 @@ func TestE2EDataDirLock(t *testing.T) {
 
 		requireUntouched(t, d, failTask.ID)
 		requireUntouched(t, d, retryTask.ID)
-		addrFileNow, err := os.ReadFile(filepath.Join(d.DataDir, addrFile))
+		addrFileNow, err := os.ReadFile(filepath.Join(d.DataDir, daemon.AddrFile))
 		require.NoError(t, err)
 		require.Equal(t, string(addrFileBefore), string(addrFileNow), "weft.addr after a second serve at %s", addr)
 	}
 
-	var lock lockHolder
-	data, err := os.ReadFile(filepath.Join(d.DataDir, lockFile))
+	var lock daemon.LockHolder
+	data, err := os.ReadFile(filepath.Join(d.DataDir, daemon.LockFile))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(data, &lock), "lock file %q", data)
 	require.Equal(t, d.cmd.Process.Pid, lock.PID)
@@ -104,11 +105,11 @@ func TestE2EDataDirLock(t *testing.T) {
 
 	// SIGKILL leaves the lock file behind; the kernel released the lock.
 	d.Kill()
-	_, err = os.Stat(filepath.Join(d.DataDir, lockFile))
+	_, err = os.Stat(filepath.Join(d.DataDir, daemon.LockFile))
 	require.NoError(t, err, "the lock file stays after SIGKILL")
 	d.Restart()
 	require.Equal(t, "failed", d.MustWaitStatus(failTask.ID, 30*time.Second, "failed").Status)
-	data, err = os.ReadFile(filepath.Join(d.DataDir, lockFile))
+	data, err = os.ReadFile(filepath.Join(d.DataDir, daemon.LockFile))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(data, &lock))
 	require.Equal(t, d.cmd.Process.Pid, lock.PID, "the restarted daemon holds the lock")

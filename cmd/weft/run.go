@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/weft-run/weft/cmd/internal/daemon"
 	"github.com/weft-run/weft/runtime/httpapi/client"
 )
 
@@ -67,7 +68,7 @@ func newRunCmd() *cobra.Command {
 				req["retry"] = policy
 			}
 			if memoryLimit != "" {
-				n, err := parseSize(memoryLimit)
+				n, err := daemon.ParseSize(memoryLimit)
 				if err != nil {
 					return usageError{fmt.Errorf("--memory-limit: %w", err)}
 				}
