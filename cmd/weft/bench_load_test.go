@@ -11,10 +11,12 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/weft-run/weft/cmd/internal/loadbench"
 )
 
 // loadTestWasm is the testkit module, from this package's directory.
-var loadTestWasm = filepath.Join("..", "..", defaultLoadWasm)
+var loadTestWasm = filepath.Join("..", "..", loadbench.DefaultWasm)
 
 // TestBenchLoad runs the load command against a real daemon (--addr): the
 // in-process daemon would compile the plugin under the race detector for
@@ -29,7 +31,7 @@ func TestBenchLoad(t *testing.T) {
 		"--tasks", strconv.Itoa(tasks), "--clients", "8", "--wasm", loadTestWasm)
 	require.Equal(t, 0, code, stderr)
 
-	var rep loadReport
+	var rep loadbench.Report
 	require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
 	require.Equal(t, "load", rep.Benchmark)
 	require.Equal(t, "weft", rep.Implementation)
@@ -90,25 +92,6 @@ func TestBenchLoadUsage(t *testing.T) {
 	}
 }
 
-// BenchmarkLoadEcho runs `weft bench load`'s measurement: 10,000 background
-// echo tasks from 32 HTTP clients against an in-process daemon with durable
-// commits, first submit to last completion.
-func BenchmarkLoadEcho(b *testing.B) {
-	cfg := benchLoadConfig(b)
-	var tasks, seconds float64
-	var last *loadReport
-	for b.Loop() {
-		rep := mustRunLoad(b, cfg)
-		tasks += float64(rep.Completed)
-		seconds += rep.ElapsedSeconds
-		last = rep
-	}
-	b.ReportMetric(tasks/seconds, "tasks/s")
-	b.ReportMetric(last.Submit.LatencyMS.P50, "submit_p50_ms")
-	b.ReportMetric(last.Submit.LatencyMS.P99, "submit_p99_ms")
-	b.ReportMetric(0, "ns/op")
-}
-
 // BenchmarkLoadVersusRiver measures weft and River on the same work in the
 // same run, alternating which goes first: weft's tasks/s (as
 // BenchmarkLoadEcho) and River's jobs/s for 10,000 no-op jobs inserted one
@@ -123,8 +106,8 @@ func BenchmarkLoadVersusRiver(b *testing.B) {
 		jobs float64
 		secs float64
 	}{
-		{name: "river", cfg: riverLoadConfig{Jobs: cfg.tasks, Clients: cfg.clients, Workers: 100}},
-		{name: "river_tuned", cfg: riverLoadConfig{Jobs: cfg.tasks, Clients: cfg.clients, Workers: 1000, FetchCooldown: 2 * time.Millisecond}},
+		{name: "river", cfg: riverLoadConfig{Jobs: cfg.Tasks, Clients: cfg.Clients, Workers: 100}},
+		{name: "river_tuned", cfg: riverLoadConfig{Jobs: cfg.Tasks, Clients: cfg.Clients, Workers: 1000, FetchCooldown: 2 * time.Millisecond}},
 	}
 	var weftTasks, weftSeconds float64
 	round := 0
@@ -168,27 +151,24 @@ func BenchmarkLoadVersusRiver(b *testing.B) {
 }
 
 // benchLoadConfig is the load of the benchmarks (a tenth under -short).
-func benchLoadConfig(tb testing.TB) loadConfig {
+func benchLoadConfig(tb testing.TB) loadbench.Config {
 	// A test binary cannot be the compile child: the real weft binary is.
-	cfg := loadConfig{
-		tasks: defaultLoadTasks, clients: defaultLoadClients, synchronous: "FULL", wasm: loadTestWasm,
-		timeout: defaultLoadTimeout, compileBin: MustBuildWeft(tb),
-	}
+	cfg := loadbench.Config{Wasm: loadTestWasm, CompileBin: MustBuildWeft(tb)}
 	if testing.Short() {
-		cfg.tasks /= 10
+		cfg.Tasks = loadbench.DefaultTasks / 10
 	}
 	return cfg
 }
 
-func mustRunLoad(tb testing.TB, cfg loadConfig) *loadReport {
+func mustRunLoad(tb testing.TB, cfg loadbench.Config) *loadbench.Report {
 	tb.Helper()
-	rep, err := runLoad(tb.Context(), cfg, io.Discard)
+	rep, err := loadbench.Run(tb.Context(), cfg, io.Discard)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if rep.Lost > 0 || rep.Failed > 0 || rep.Unfinished > 0 || rep.Submit.Errors > 0 || rep.Completed != cfg.tasks {
+	if !rep.OK() || rep.Completed != rep.Tasks {
 		tb.Fatalf("load run: %d completed of %d, %d lost, %d failed, %d unfinished, %d submit errors",
-			rep.Completed, cfg.tasks, rep.Lost, rep.Failed, rep.Unfinished, rep.Submit.Errors)
+			rep.Completed, rep.Tasks, rep.Lost, rep.Failed, rep.Unfinished, rep.Submit.Errors)
 	}
 	return rep
 }

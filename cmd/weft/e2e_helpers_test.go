@@ -466,3 +466,37 @@ func (d *Daemon) dumpLogs() {
 		d.tb.Logf("daemon start %d, last log lines:\n%s", i, strings.Join(lines, "\n"))
 	}
 }
+
+// addrWatcher is a daemon's stdout: it finds the "weft listening on" line
+// that serve prints and sends the address once.
+type addrWatcher struct {
+	mu    sync.Mutex
+	buf   []byte
+	sent  bool
+	ready chan string
+}
+
+func newAddrWatcher() *addrWatcher { return &addrWatcher{ready: make(chan string, 1)} }
+
+func (w *addrWatcher) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.sent {
+		return len(p), nil
+	}
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		line := string(w.buf[:i])
+		w.buf = w.buf[i+1:]
+		if addr, ok := strings.CutPrefix(line, "weft listening on http://"); ok {
+			w.sent = true
+			w.buf = nil
+			w.ready <- addr
+			return len(p), nil
+		}
+	}
+}

@@ -16,6 +16,8 @@ import (
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite" River's SQLite driver runs on
+
+	"github.com/weft-run/weft/cmd/internal/loadbench"
 )
 
 // The River side of the load comparison lives in a test file so that River
@@ -41,7 +43,7 @@ type riverLoadResult struct {
 	// (sent once the completion is committed).
 	Elapsed       time.Duration
 	JobsPerSecond float64
-	InsertLatency latencySummary
+	InsertLatency loadbench.LatencySummary
 }
 
 // riverNoopArgs are the arguments of River's no-op job.
@@ -157,6 +159,6 @@ func runRiverLoad(ctx context.Context, dir string, cfg riverLoadConfig) (*riverL
 	return &riverLoadResult{
 		Elapsed:       elapsed,
 		JobsPerSecond: float64(cfg.Jobs) / elapsed.Seconds(),
-		InsertLatency: summarize(lat),
+		InsertLatency: loadbench.Summarize(lat),
 	}, nil
 }

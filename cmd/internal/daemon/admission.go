@@ -355,3 +355,24 @@ func RunCompileChild(ctx context.Context, job string, stdin io.Reader, stderr io
 	}
 	return nil
 }
+
+// CompileChildMain runs the compile child and exits the process when args
+// (os.Args[1:]) are those the daemon starts it with (`internal compile
+// --job JOB`); otherwise it returns at once. A test binary that runs
+// daemons with Config.CompileBin set to itself (os.Executable) calls it
+// first in its TestMain, and so is its daemons' compile child.
+func CompileChildMain(args []string) {
+	if len(args) != 4 || args[0] != "internal" || args[1] != "compile" || args[2] != "--job" {
+		return
+	}
+	err := RunCompileChild(context.Background(), args[3], os.Stdin, os.Stderr)
+	switch {
+	case err == nil:
+		os.Exit(0)
+	case errors.Is(err, ErrModuleRejected):
+		os.Exit(ExitRejected)
+	default:
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}

@@ -5,7 +5,6 @@ package daemon
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -28,18 +27,7 @@ var testkitWasm = filepath.Join("..", "..", "..", "plugins", "testkit", "testkit
 // these tests run it as `TEST_BINARY internal compile --job JOB`, as the weft
 // binary runs itself.
 func TestMain(m *testing.M) {
-	if len(os.Args) == 5 && os.Args[1] == "internal" && os.Args[2] == "compile" && os.Args[3] == "--job" {
-		err := RunCompileChild(context.Background(), os.Args[4], os.Stdin, os.Stderr)
-		switch {
-		case err == nil:
-			os.Exit(0)
-		case err == ErrModuleRejected:
-			os.Exit(ExitRejected)
-		default:
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-	}
+	CompileChildMain(os.Args[1:])
 	os.Exit(m.Run())
 }
 

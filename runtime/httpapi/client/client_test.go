@@ -33,7 +33,7 @@ const wasmMagic = "\x00asm\x01\x00\x00\x00"
 // activities, wait is a workflow that ends when it gets a signal.
 var testModule = []byte(wasmMagic + "echo:activity,fail:activity,wait:workflow")
 
-type fakeExecutor struct{ signals chan string }
+type fakeExecutor struct{}
 
 func (x *fakeExecutor) Compile(_ context.Context, wasm []byte) (*runtime.ModuleInfo, error) {
 	manifest, ok := bytes.CutPrefix(wasm, []byte(wasmMagic))
