@@ -25,7 +25,7 @@ func newBenchLoadCmd() *cobra.Command {
 			"lost, failed or unfinished.\n\n" +
 			"The same work on River (riverqueue/river with its SQLite driver) runs as a Go\n" +
 			"benchmark, which reports the ratio of the two:\n" +
-			"  go test -run '^$' -bench LoadVersusRiver -benchtime 1x ./... (in cmd/compare)",
+			"  make bench-compare (cmd/compare: go test -run '^$' -bench LoadVersusRiver -benchtime 1x ./...)",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch {

@@ -4,11 +4,9 @@ package main
 
 import (
 	"encoding/json"
-	"io"
 	"path/filepath"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -90,85 +88,4 @@ func TestBenchLoadUsage(t *testing.T) {
 			require.Equal(t, tc.code, code, stderr)
 		})
 	}
-}
-
-// BenchmarkLoadVersusRiver measures weft and River on the same work in the
-// same run, alternating which goes first: weft's tasks/s (as
-// BenchmarkLoadEcho) and River's jobs/s for 10,000 no-op jobs inserted one
-// by one from 32 goroutines into SQLite with WAL and synchronous=FULL, in
-// two configurations: River's defaults with 100 workers, and tuned for
-// throughput (1,000 workers, 2 ms fetch cooldown). It reports both ratios.
-func BenchmarkLoadVersusRiver(b *testing.B) {
-	cfg := benchLoadConfig(b)
-	rivers := []struct {
-		name string
-		cfg  riverLoadConfig
-		jobs float64
-		secs float64
-	}{
-		{name: "river", cfg: riverLoadConfig{Jobs: cfg.Tasks, Clients: cfg.Clients, Workers: 100}},
-		{name: "river_tuned", cfg: riverLoadConfig{Jobs: cfg.Tasks, Clients: cfg.Clients, Workers: 1000, FetchCooldown: 2 * time.Millisecond}},
-	}
-	var weftTasks, weftSeconds float64
-	round := 0
-	for b.Loop() {
-		runWeft := func() {
-			rep := mustRunLoad(b, cfg)
-			weftTasks += float64(rep.Completed)
-			weftSeconds += rep.ElapsedSeconds
-			b.Logf("round %d: weft %.0f tasks/s, submit p50 %.1f ms p99 %.1f ms, %.1f writes per commit, writer busy %.2f",
-				round, rep.TasksPerSecond, rep.Submit.LatencyMS.P50, rep.Submit.LatencyMS.P99, rep.Store.WritesPerCommit, rep.Store.WriterBusy)
-		}
-		runRivers := func() {
-			for i := range rivers {
-				r := &rivers[i]
-				res, err := runRiverLoad(b.Context(), b.TempDir(), r.cfg)
-				if err != nil {
-					b.Fatal(err)
-				}
-				r.jobs += float64(r.cfg.Jobs)
-				r.secs += res.Elapsed.Seconds()
-				b.Logf("round %d: %s %.0f jobs/s, insert p50 %.1f ms p99 %.1f ms",
-					round, r.name, res.JobsPerSecond, res.InsertLatency.P50, res.InsertLatency.P99)
-			}
-		}
-		if round%2 == 0 {
-			runWeft()
-			runRivers()
-		} else {
-			runRivers()
-			runWeft()
-		}
-		round++
-	}
-	weft := weftTasks / weftSeconds
-	b.ReportMetric(weft, "weft_tasks/s")
-	for _, r := range rivers {
-		b.ReportMetric(r.jobs/r.secs, r.name+"_jobs/s")
-		b.ReportMetric(weft/(r.jobs/r.secs), "ratio_"+r.name)
-	}
-	b.ReportMetric(0, "ns/op")
-}
-
-// benchLoadConfig is the load of the benchmarks (a tenth under -short).
-func benchLoadConfig(tb testing.TB) loadbench.Config {
-	// A test binary cannot be the compile child: the real weft binary is.
-	cfg := loadbench.Config{Wasm: loadTestWasm, CompileBin: MustBuildWeft(tb)}
-	if testing.Short() {
-		cfg.Tasks = loadbench.DefaultTasks / 10
-	}
-	return cfg
-}
-
-func mustRunLoad(tb testing.TB, cfg loadbench.Config) *loadbench.Report {
-	tb.Helper()
-	rep, err := loadbench.Run(tb.Context(), cfg, io.Discard)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if !rep.OK() || rep.Completed != rep.Tasks {
-		tb.Fatalf("load run: %d completed of %d, %d lost, %d failed, %d unfinished, %d submit errors",
-			rep.Completed, rep.Tasks, rep.Lost, rep.Failed, rep.Unfinished, rep.Submit.Errors)
-	}
-	return rep
 }

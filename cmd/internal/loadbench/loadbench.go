@@ -72,8 +72,8 @@ type Config struct {
 	Trace string
 }
 
-// withDefaults returns cfg with its defaults filled in.
-func (cfg Config) withDefaults() Config {
+// WithDefaults returns cfg with the defaults of its zero fields filled in.
+func (cfg Config) WithDefaults() Config {
 	if cfg.Wasm == "" {
 		cfg.Wasm = DefaultWasm
 	}
@@ -151,7 +151,7 @@ type LatencySummary struct {
 // logw. A run that lost, failed or left tasks unfinished still reports
 // (Report.OK says whether it did).
 func Run(ctx context.Context, cfg Config, logw io.Writer) (*Report, error) {
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	rep := &Report{
 		Benchmark: "load", Implementation: "weft", Tasks: cfg.Tasks, Clients: cfg.Clients,
 		GOMAXPROCS: goruntime.GOMAXPROCS(0),
