@@ -35,6 +35,7 @@
 // # Idempotency
 //
 // WithIdempotencyKey attaches an Idempotency-Key to the creating calls made
-// with the returned context; the daemon then answers a retry with the first
-// answer (Error.Replayed is never set: a replay is a success).
+// with the returned context: the daemon answers a retry of the same request
+// with the same key with the first answer, and the same key on another
+// request with an *Error of code idempotency_key_reused.
 package client
