@@ -31,12 +31,10 @@ func echoValue(tb testing.TB) []byte {
 }
 
 // BenchmarkEcho measures the per-call overhead of echo on a 100-byte Value
-// with a warm instance: through Host.Call, as a raw wazero call of the same
-// guest function in a runtime of the same configuration, and through
-// Extism (extism_bench_test.go) with an echo plugin on its kernel imports:
-// with close-on-context-done on as in the host (Extism), and with Extism's
-// default runtime configuration, which leaves it off and so cannot stop a
-// busy loop (ExtismDefault).
+// with a warm instance: through Host.Call, and as a raw wazero call of the
+// same guest function in a runtime of the same configuration. The
+// comparison with Extism runs in its own module: make bench-compare
+// (cmd/compare, BenchmarkEcho).
 // Run them together: go test -run='^$' -bench=Echo ./host/
 func BenchmarkEcho(b *testing.B) {
 	in := echoValue(b)
@@ -94,29 +92,6 @@ func BenchmarkEcho(b *testing.B) {
 		b.ReportMetric(float64(hostTime.Nanoseconds())/float64(calls), "host-ns/call")
 		b.ReportMetric(float64(rawTime.Nanoseconds())/float64(calls), "raw-ns/call")
 		b.ReportMetric(float64(hostTime)/float64(rawTime), "host/raw")
-	})
-	b.Run("Extism", func(b *testing.B) {
-		call := newExtismEcho(b, true)
-		out, err := call(in)
-		require.NoError(b, err)
-		require.Equal(b, in, out)
-		b.ReportAllocs()
-		b.ResetTimer()
-		for b.Loop() {
-			if _, err := call(in); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("ExtismDefault", func(b *testing.B) {
-		call := newExtismEcho(b, false)
-		b.ReportAllocs()
-		b.ResetTimer()
-		for b.Loop() {
-			if _, err := call(in); err != nil {
-				b.Fatal(err)
-			}
-		}
 	})
 }
 

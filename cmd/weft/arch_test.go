@@ -51,10 +51,18 @@ func under(path, dir string) bool {
 	return r == dir || strings.HasPrefix(r, dir+"/")
 }
 
+// wires reports whether path is a concrete implementation that only the
+// commands wire in: the wasm host, the SQLite store, the module files.
+func wires(path string) bool {
+	return under(path, "host") || under(path, "store/sqlite") || under(path, "store/blob")
+}
+
 // TestDependencyDirection enforces the import arrows of the layout: leaves stay
 // leaves, the engine (and its end-to-end suite, runtime/enginetest) never
-// reaches for an adapter, access and the engine never import each other, and
-// guest code never imports host-side packages.
+// reaches for an adapter, access and the engine never import each other, the
+// API client reaches for nothing but the codec, only the commands (cmd/weft,
+// cmd/internal/...) wire concrete implementations, and guest code never
+// imports host-side packages.
 func TestDependencyDirection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list over the whole module")
@@ -72,7 +80,16 @@ func TestDependencyDirection(t *testing.T) {
 		}
 	}
 	for pkg, deps := range host {
+		if !under(pkg, "cmd") && !wires(pkg) {
+			forbid(pkg, deps, "only cmd/weft and cmd/internal/... wire concrete implementations", func(d string) bool {
+				return wires(d) || under(d, "cmd")
+			})
+		}
 		switch {
+		case under(pkg, "runtime/httpapi/client"):
+			forbid(pkg, deps, "the API client imports the standard library and codec only (no engine, host or store)", func(d string) bool {
+				return !isStd(d) && rel(d) != "codec" && !under(d, "runtime/httpapi/client")
+			})
 		case rel(pkg) == "codec" || under(pkg, "sdk-wasm/abi") || rel(pkg) == "store/atomicfile":
 			forbid(pkg, deps, "a leaf imports the standard library only", func(d string) bool { return !isStd(d) })
 		case rel(pkg) == "store":

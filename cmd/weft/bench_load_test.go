@@ -4,17 +4,17 @@ package main
 
 import (
 	"encoding/json"
-	"io"
 	"path/filepath"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/weft-run/weft/cmd/internal/loadbench"
 )
 
 // loadTestWasm is the testkit module, from this package's directory.
-var loadTestWasm = filepath.Join("..", "..", defaultLoadWasm)
+var loadTestWasm = filepath.Join("..", "..", loadbench.DefaultWasm)
 
 // TestBenchLoad runs the load command against a real daemon (--addr): the
 // in-process daemon would compile the plugin under the race detector for
@@ -29,7 +29,7 @@ func TestBenchLoad(t *testing.T) {
 		"--tasks", strconv.Itoa(tasks), "--clients", "8", "--wasm", loadTestWasm)
 	require.Equal(t, 0, code, stderr)
 
-	var rep loadReport
+	var rep loadbench.Report
 	require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
 	require.Equal(t, "load", rep.Benchmark)
 	require.Equal(t, "weft", rep.Implementation)
@@ -88,107 +88,4 @@ func TestBenchLoadUsage(t *testing.T) {
 			require.Equal(t, tc.code, code, stderr)
 		})
 	}
-}
-
-// BenchmarkLoadEcho runs `weft bench load`'s measurement: 10,000 background
-// echo tasks from 32 HTTP clients against an in-process daemon with durable
-// commits, first submit to last completion.
-func BenchmarkLoadEcho(b *testing.B) {
-	cfg := benchLoadConfig(b)
-	var tasks, seconds float64
-	var last *loadReport
-	for b.Loop() {
-		rep := mustRunLoad(b, cfg)
-		tasks += float64(rep.Completed)
-		seconds += rep.ElapsedSeconds
-		last = rep
-	}
-	b.ReportMetric(tasks/seconds, "tasks/s")
-	b.ReportMetric(last.Submit.LatencyMS.P50, "submit_p50_ms")
-	b.ReportMetric(last.Submit.LatencyMS.P99, "submit_p99_ms")
-	b.ReportMetric(0, "ns/op")
-}
-
-// BenchmarkLoadVersusRiver measures weft and River on the same work in the
-// same run, alternating which goes first: weft's tasks/s (as
-// BenchmarkLoadEcho) and River's jobs/s for 10,000 no-op jobs inserted one
-// by one from 32 goroutines into SQLite with WAL and synchronous=FULL, in
-// two configurations: River's defaults with 100 workers, and tuned for
-// throughput (1,000 workers, 2 ms fetch cooldown). It reports both ratios.
-func BenchmarkLoadVersusRiver(b *testing.B) {
-	cfg := benchLoadConfig(b)
-	rivers := []struct {
-		name string
-		cfg  riverLoadConfig
-		jobs float64
-		secs float64
-	}{
-		{name: "river", cfg: riverLoadConfig{Jobs: cfg.tasks, Clients: cfg.clients, Workers: 100}},
-		{name: "river_tuned", cfg: riverLoadConfig{Jobs: cfg.tasks, Clients: cfg.clients, Workers: 1000, FetchCooldown: 2 * time.Millisecond}},
-	}
-	var weftTasks, weftSeconds float64
-	round := 0
-	for b.Loop() {
-		runWeft := func() {
-			rep := mustRunLoad(b, cfg)
-			weftTasks += float64(rep.Completed)
-			weftSeconds += rep.ElapsedSeconds
-			b.Logf("round %d: weft %.0f tasks/s, submit p50 %.1f ms p99 %.1f ms, %.1f writes per commit, writer busy %.2f",
-				round, rep.TasksPerSecond, rep.Submit.LatencyMS.P50, rep.Submit.LatencyMS.P99, rep.Store.WritesPerCommit, rep.Store.WriterBusy)
-		}
-		runRivers := func() {
-			for i := range rivers {
-				r := &rivers[i]
-				res, err := runRiverLoad(b.Context(), b.TempDir(), r.cfg)
-				if err != nil {
-					b.Fatal(err)
-				}
-				r.jobs += float64(r.cfg.Jobs)
-				r.secs += res.Elapsed.Seconds()
-				b.Logf("round %d: %s %.0f jobs/s, insert p50 %.1f ms p99 %.1f ms",
-					round, r.name, res.JobsPerSecond, res.InsertLatency.P50, res.InsertLatency.P99)
-			}
-		}
-		if round%2 == 0 {
-			runWeft()
-			runRivers()
-		} else {
-			runRivers()
-			runWeft()
-		}
-		round++
-	}
-	weft := weftTasks / weftSeconds
-	b.ReportMetric(weft, "weft_tasks/s")
-	for _, r := range rivers {
-		b.ReportMetric(r.jobs/r.secs, r.name+"_jobs/s")
-		b.ReportMetric(weft/(r.jobs/r.secs), "ratio_"+r.name)
-	}
-	b.ReportMetric(0, "ns/op")
-}
-
-// benchLoadConfig is the load of the benchmarks (a tenth under -short).
-func benchLoadConfig(tb testing.TB) loadConfig {
-	// A test binary cannot be the compile child: the real weft binary is.
-	cfg := loadConfig{
-		tasks: defaultLoadTasks, clients: defaultLoadClients, synchronous: "FULL", wasm: loadTestWasm,
-		timeout: defaultLoadTimeout, compileBin: MustBuildWeft(tb),
-	}
-	if testing.Short() {
-		cfg.tasks /= 10
-	}
-	return cfg
-}
-
-func mustRunLoad(tb testing.TB, cfg loadConfig) *loadReport {
-	tb.Helper()
-	rep, err := runLoad(tb.Context(), cfg, io.Discard)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if rep.Lost > 0 || rep.Failed > 0 || rep.Unfinished > 0 || rep.Submit.Errors > 0 || rep.Completed != cfg.tasks {
-		tb.Fatalf("load run: %d completed of %d, %d lost, %d failed, %d unfinished, %d submit errors",
-			rep.Completed, cfg.tasks, rep.Lost, rep.Failed, rep.Unfinished, rep.Submit.Errors)
-	}
-	return rep
 }

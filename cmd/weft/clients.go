@@ -9,6 +9,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/weft-run/weft/runtime/httpapi/client"
 )
 
 func newClientsCmd() *cobra.Command {
@@ -38,7 +40,7 @@ func newClientsCmd() *cobra.Command {
 					return err
 				}
 				var raw json.RawMessage
-				if err := c.do(cmd.Context(), request{method: http.MethodPost, path: "/v1/pair", body: body, contentType: "application/json"}, &raw); err != nil {
+				if err := c.do(cmd.Context(), &client.Request{Method: http.MethodPost, Path: "/v1/pair", Body: body}, &raw); err != nil {
 					return err
 				}
 				return printDoc(out, raw, o.json)
@@ -59,21 +61,17 @@ func newClientsCmd() *cobra.Command {
 				return err
 			}
 			var raw json.RawMessage
-			if err := c.do(cmd.Context(), request{method: http.MethodPost, path: "/v1/pairings", body: body, contentType: "application/json"}, &raw); err != nil {
+			if err := c.do(cmd.Context(), &client.Request{Method: http.MethodPost, Path: "/v1/pairings", Body: body}, &raw); err != nil {
 				return err
 			}
 			if o.json {
 				return printDoc(out, raw, true)
 			}
-			var p struct {
-				Code      string   `json:"code"`
-				Scopes    []string `json:"scopes"`
-				ExpiresAt string   `json:"expires_at"`
-			}
+			var p client.Pairing
 			if err := json.Unmarshal(raw, &p); err != nil {
 				return fmt.Errorf("decode pairing: %w", err)
 			}
-			fmt.Fprintf(out, "pairing code %s (scopes %s, expires %s)\n", p.Code, strings.Join(p.Scopes, ","), p.ExpiresAt)
+			fmt.Fprintf(out, "pairing code %s (scopes %s, expires %s)\n", p.Code, strings.Join(p.Scopes, ","), rfc3339(p.ExpiresAt))
 			fmt.Fprintf(out, "redeem it with: weft clients pair --redeem %s --name NAME\n", p.Code)
 			return nil
 		},
@@ -88,29 +86,21 @@ func newClientsCmd() *cobra.Command {
 		Short: "list paired clients",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			raw, err := o.fetch(cmd, request{method: http.MethodGet, path: "/v1/clients"})
+			raw, err := o.fetch(cmd, &client.Request{Method: http.MethodGet, Path: "/v1/clients"})
 			if err != nil {
 				return err
 			}
 			if o.json {
 				return printDoc(cmd.OutOrStdout(), raw, true)
 			}
-			var page struct {
-				Data []struct {
-					ID        string   `json:"id"`
-					Name      string   `json:"name"`
-					Scopes    []string `json:"scopes"`
-					CreatedAt string   `json:"created_at"`
-					RevokedAt string   `json:"revoked_at"`
-				} `json:"data"`
-			}
+			var page client.List[client.PairedClient]
 			if err := json.Unmarshal(raw, &page); err != nil {
 				return fmt.Errorf("decode client list: %w", err)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tNAME\tSCOPES\tCREATED\tREVOKED")
 			for _, cl := range page.Data {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cl.ID, cl.Name, strings.Join(cl.Scopes, ","), cl.CreatedAt, cl.RevokedAt)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cl.ID, cl.Name, strings.Join(cl.Scopes, ","), rfc3339(cl.CreatedAt), rfc3339p(cl.RevokedAt))
 			}
 			return tw.Flush()
 		},
@@ -124,7 +114,7 @@ func newClientsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := c.do(cmd.Context(), request{method: http.MethodDelete, path: "/v1/clients/" + url.PathEscape(args[0])}, nil); err != nil {
+			if err := c.do(cmd.Context(), &client.Request{Method: http.MethodDelete, Path: "/v1/clients/" + url.PathEscape(args[0])}, nil); err != nil {
 				return err
 			}
 			if !o.json {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/weft-run/weft/runtime/httpapi/client"
 )
 
 // completionTimeout bounds the daemon lookups of shell completion, so that
@@ -22,7 +24,7 @@ func completeTaskIDs(o *clientOptions) cobra.CompletionFunc {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		var page struct {
-			Data []taskDoc `json:"data"`
+			Data []client.Task `json:"data"`
 		}
 		if !completionFetch(cmd, o, "/v1/tasks?limit=100", &page) {
 			return nil, cobra.ShellCompDirectiveNoFileComp
@@ -46,7 +48,7 @@ func completeModuleNames(o *clientOptions, functions bool) cobra.CompletionFunc 
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		var page struct {
-			Data []moduleDoc `json:"data"`
+			Data []client.Module `json:"data"`
 		}
 		if !completionFetch(cmd, o, "/v1/modules", &page) {
 			return nil, cobra.ShellCompDirectiveNoFileComp
@@ -82,7 +84,7 @@ func completionFetch(cmd *cobra.Command, o *clientOptions, path string, out any)
 	ctx, cancel := context.WithTimeout(cmd.Context(), completionTimeout)
 	defer cancel()
 	var raw json.RawMessage
-	if err := c.do(ctx, request{method: http.MethodGet, path: path}, &raw); err != nil {
+	if err := c.do(ctx, &client.Request{Method: http.MethodGet, Path: path}, &raw); err != nil {
 		return false
 	}
 	return json.Unmarshal(raw, out) == nil

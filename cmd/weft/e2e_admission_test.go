@@ -18,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-run/weft/cmd/internal/daemon"
 	"github.com/weft-run/weft/host"
 )
 
@@ -220,7 +221,7 @@ func TestE2EAdmissionSIGTERMMidCompile(t *testing.T) {
 	child := waitChild(t, d, 30*time.Second)
 	took, err := d.Stop()
 	require.NoError(t, err, "clean exit")
-	require.Less(t, took, shutdownD, "exit after SIGTERM")
+	require.Less(t, took, daemon.StopTimeout, "exit after SIGTERM")
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		if _, err := os.Stat(fmt.Sprintf("/proc/%d", child)); os.IsNotExist(err) {
@@ -242,11 +243,11 @@ func TestE2EAdmissionCompiledOnce(t *testing.T) {
 	d.MustDeployTestkit()
 	wasm, err := os.ReadFile(testkitWasm)
 	require.NoError(t, err)
-	markers, err := filepath.Glob(filepath.Join(d.DataDir, cacheDir, admittedDir, "*", "*", strings.TrimPrefix(host.Digest(wasm), "sha256:")))
+	markers, err := filepath.Glob(filepath.Join(d.DataDir, daemon.CacheDirName, daemon.AdmittedDir, "*", "*", strings.TrimPrefix(host.Digest(wasm), "sha256:")))
 	require.NoError(t, err)
 	require.Len(t, markers, 1, "the admitted digest is recorded")
 	cached := func() []string {
-		f, err := filepath.Glob(filepath.Join(d.DataDir, cacheDir, "wazero-*", "*"))
+		f, err := filepath.Glob(filepath.Join(d.DataDir, daemon.CacheDirName, "wazero-*", "*"))
 		require.NoError(t, err)
 		return f
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/runtime/httpapi/client"
 )
 
 // mustPairClient pairs a new client named name through the admin's
@@ -44,13 +45,13 @@ func (d *Daemon) mustPairClient(name string, extra map[string]any) (string, stri
 
 // mustSubmitAs starts testkit's function with a JSON input as the client of
 // token, with extra request members, and returns the 202 task.
-func (d *Daemon) mustSubmitAs(token, function, input string, extra map[string]any) e2eTask {
+func (d *Daemon) mustSubmitAs(token, function, input string, extra map[string]any) client.Task {
 	d.tb.Helper()
 	req := taskRequest(d.tb, function, input, "")
 	for k, v := range extra {
 		req[k] = v
 	}
-	var t e2eTask
+	var t client.Task
 	code, err := d.DoToken(d.tb.Context(), token, http.MethodPost, "/v1/tasks", req, &t)
 	require.NoError(d.tb, err)
 	require.Equal(d.tb, http.StatusAccepted, code)
@@ -83,7 +84,7 @@ func TestE2EFairWorkers(t *testing.T) {
 	}
 
 	echo := d.mustSubmitAs(tokenB, "echo", `{"from":"b"}`, nil)
-	var done e2eTask
+	var done client.Task
 	deadline = time.Now().Add(30 * time.Second)
 	for {
 		code, err := d.DoToken(t.Context(), tokenB, http.MethodGet, "/v1/tasks/"+echo.ID, nil, &done)
@@ -164,7 +165,7 @@ func TestE2EReadMemory(t *testing.T) {
 	env := bigInput(t, size)
 	var ids []string
 	for range n {
-		var tk e2eTask
+		var tk client.Task
 		req := map[string]any{"module": "testkit", "function": "echo", "input": env}
 		require.Equal(t, http.StatusAccepted, d.MustDo(http.MethodPost, "/v1/tasks", req, &tk))
 		ids = append(ids, tk.ID)
@@ -403,7 +404,7 @@ func TestE2EPendingSignals(t *testing.T) {
 		require.NoError(t, err)
 		env, err := codec.EncodeEnvelope(v)
 		require.NoError(t, err)
-		var tk e2eTask
+		var tk client.Task
 		require.Equal(t, http.StatusAccepted, d.MustDo(http.MethodPost, "/v1/tasks", map[string]any{"module": "wfbench", "function": fn, "input": env}, &tk))
 		return tk.ID
 	}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/weft-run/weft/runtime/httpapi/client"
 )
 
 // TestE2ECLIRun checks the foreground weft run against the real daemon: the
@@ -29,12 +31,7 @@ func TestE2ECLIRun(t *testing.T) {
 	t.Run("JSONFailedTaskExits1", func(t *testing.T) {
 		res := d.CLI("run", "testkit", "fail", "--input", failInput, "--json")
 		require.Equal(t, 1, res.Code, "stdout %q stderr %q", res.Stdout, res.Stderr)
-		var resp struct {
-			Status string `json:"status"`
-			Error  struct {
-				Type string `json:"type"`
-			} `json:"error"`
-		}
+		var resp client.Response
 		require.NoError(t, json.Unmarshal([]byte(res.Stdout), &resp), res.Stdout)
 		require.Equal(t, "failed", resp.Status)
 		require.Equal(t, "invalid_name", resp.Error.Type)
@@ -112,9 +109,7 @@ func TestE2ECLIFlagsAndHelp(t *testing.T) {
 		res := d.CLI("run", "testkit", "fail", "--input", `{"type":"flaky","message":"again"}`,
 			"--retry-attempts", "3", "--retry-initial-interval", "10ms", "--retry-backoff", "1", "--json")
 		require.Equal(t, 1, res.Code, res.Stderr)
-		var resp struct {
-			TaskID string `json:"task_id"`
-		}
+		var resp client.Response
 		require.NoError(t, json.Unmarshal([]byte(res.Stdout), &resp))
 		require.Equal(t, 3, d.MustTask(resp.TaskID).Attempt)
 
@@ -294,7 +289,7 @@ func TestE2ECLIWatchAndGet(t *testing.T) {
 	require.Contains(t, logs, "approved by=carol")
 	var n int
 	for _, line := range strings.Split(strings.TrimSpace(d.MustCLI("tasks", "logs", id, "--json")), "\n") {
-		var e e2eEvent
+		var e client.Event
 		require.NoError(t, json.Unmarshal([]byte(line), &e))
 		require.Equal(t, "task.log", e.Type)
 		n++
@@ -323,7 +318,7 @@ func TestE2ETaskListFilters(t *testing.T) {
 
 	ids := func(args ...string) []string {
 		var page struct {
-			Data []e2eTask `json:"data"`
+			Data []client.Task `json:"data"`
 		}
 		require.NoError(t, json.Unmarshal([]byte(d.MustCLI(append([]string{"tasks", "list", "--json"}, args...)...)), &page))
 		var out []string

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/runtime/httpapi/client"
 	"github.com/weft-run/weft/store"
 	"github.com/weft-run/weft/store/sqlite"
 )
@@ -117,7 +118,7 @@ func TestE2ECrashRecovery(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	for _, p := range plan {
 		if p.Cancel {
-			var tk e2eTask
+			var tk client.Task
 			d.MustDo(http.MethodPost, "/v1/tasks/"+p.ID+"/cancel", nil, &tk)
 			require.Contains(t, []string{"cancelling", "cancelled"}, tk.Status)
 		}
@@ -218,7 +219,7 @@ func mustSubmitPlan(tb testing.TB, d *Daemon, plan []plannedTask) {
 	tb.Helper()
 	ctx := tb.Context()
 	submit := func(p *plannedTask) error {
-		var tk e2eTask
+		var tk client.Task
 		code, err := d.Do(ctx, http.MethodPost, "/v1/tasks", taskRequest(tb, p.Function, p.input(), p.Policy), &tk)
 		if err != nil {
 			return err
@@ -380,7 +381,7 @@ func requireRecovered(t testing.TB, d *Daemon, plan []plannedTask, before map[st
 		terminals := 0
 		for i, ev := range events {
 			require.Equal(t, int64(i), ev.SequenceNumber, "%s: gapless", what)
-			if isTerminalEvent(ev.Type) {
+			if client.IsTerminalEvent(ev.Type) {
 				terminals++
 			}
 		}
@@ -388,11 +389,7 @@ func requireRecovered(t testing.TB, d *Daemon, plan []plannedTask, before map[st
 		last := events[len(events)-1]
 		require.Equal(t, "response."+task.Status, last.Type, "%s: status agrees with the terminal event", what)
 		require.Equal(t, last.SequenceNumber, task.LastSequenceNumber, what)
-		var resp struct {
-			Status string          `json:"status"`
-			Output json.RawMessage `json:"output"`
-			Error  *apiError       `json:"error"`
-		}
+		var resp client.Response
 		require.NoError(t, json.Unmarshal(last.Data, &resp), what)
 		require.Equal(t, task.Status, resp.Status, "%s: the terminal event carries the response", what)
 

@@ -10,12 +10,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -24,7 +22,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-run/weft/cmd/internal/daemon"
 	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/runtime/httpapi/client"
 )
 
 // The end-to-end tests run the real weft binary, built once per test run
@@ -39,6 +39,9 @@ var (
 
 // testkitWasm is the stock test plugin, relative to this package.
 var testkitWasm = filepath.Join("..", "..", "plugins", "testkit", "testkit.wasm")
+
+// wfbenchWasm is the workflow guest of the benchmarks (testdata/wfbench).
+var wfbenchWasm = filepath.Join("testdata", "wfbench.wasm")
 
 // Bounds of the end-to-end helpers.
 const (
@@ -88,6 +91,9 @@ type Daemon struct {
 	Token string
 	// Args are extra arguments of `weft serve`.
 	Args []string
+	// Client is an API client of the current process with the admin
+	// token.
+	Client *client.Client
 
 	logDir string
 	starts int
@@ -165,13 +171,15 @@ func (d *Daemon) start() {
 	case <-time.After(daemonStartTimeout):
 		d.tb.Fatalf("weft serve did not listen within %s\n%s", daemonStartTimeout, d.logTail(40))
 	}
-	fileAddr, err := os.ReadFile(filepath.Join(d.DataDir, addrFile))
+	fileAddr, err := os.ReadFile(filepath.Join(d.DataDir, daemon.AddrFile))
 	require.NoError(d.tb, err)
 	require.Equal(d.tb, d.Addr, strings.TrimSpace(string(fileAddr)), "weft.addr matches the printed address")
 	token, err := os.ReadFile(filepath.Join(d.DataDir, adminTokenFile))
 	require.NoError(d.tb, err)
 	d.Token = strings.TrimSpace(string(token))
 	require.NotEmpty(d.tb, d.Token)
+	d.Client, err = client.New(client.Config{BaseURL: d.Addr, Token: d.Token, HTTPClient: d.http})
+	require.NoError(d.tb, err)
 }
 
 func (d *Daemon) running() bool {
@@ -285,37 +293,18 @@ func (d *Daemon) MustDeployTestkit() {
 	require.Equal(d.tb, http.StatusCreated, d.MustDo(http.MethodPut, "/v1/modules/testkit", wasm, nil))
 }
 
-// e2eTask is the part of a task document the end-to-end tests check.
-type e2eTask struct {
-	ID                 string          `json:"id"`
-	Function           string          `json:"function"`
-	Status             string          `json:"status"`
-	OnRestart          string          `json:"on_restart"`
-	Attempt            int             `json:"attempt"`
-	Input              json.RawMessage `json:"input"`
-	Output             json.RawMessage `json:"output"`
-	Error              *apiError       `json:"error"`
-	LastSequenceNumber int64           `json:"last_sequence_number"`
-	FinishedAt         *string         `json:"finished_at"`
-}
-
-// e2eEvent is one event of a task's log.
-type e2eEvent struct {
-	Type           string          `json:"type"`
-	SequenceNumber int64           `json:"sequence_number"`
-	TaskID         string          `json:"task_id"`
-	Data           json.RawMessage `json:"data"`
-}
-
 // MustSubmit starts function of testkit with the JSON input projection and
 // on_restart policy, and returns the 202 task.
-func (d *Daemon) MustSubmit(function, input, onRestart string) e2eTask {
+func (d *Daemon) MustSubmit(function, input, onRestart string) client.Task {
 	d.tb.Helper()
-	var t e2eTask
-	code := d.MustDo(http.MethodPost, "/v1/tasks", taskRequest(d.tb, function, input, onRestart), &t)
-	require.Equal(d.tb, http.StatusAccepted, code)
+	v, err := codec.ParseProjection([]byte(input))
+	require.NoError(d.tb, err)
+	env, err := codec.EncodeEnvelope(v)
+	require.NoError(d.tb, err)
+	t, err := d.Client.TaskCreate(d.tb.Context(), &client.TaskRequest{Module: "testkit", Function: function, Input: client.InputOf(env), OnRestart: onRestart})
+	require.NoError(d.tb, err)
 	require.True(d.tb, justCreated(t.Status), "status of a new task: %s", t.Status)
-	return t
+	return *t
 }
 
 // justCreated reports whether status is one a 202 may show: queued, or
@@ -338,55 +327,39 @@ func taskRequest(tb testing.TB, function, input, onRestart string) map[string]an
 }
 
 // MustTask returns the task id.
-func (d *Daemon) MustTask(id string) e2eTask {
+func (d *Daemon) MustTask(id string) client.Task {
 	d.tb.Helper()
-	var t e2eTask
-	d.MustDo(http.MethodGet, "/v1/tasks/"+url.PathEscape(id), nil, &t)
-	return t
+	t, err := d.Client.TaskGet(d.tb.Context(), id)
+	require.NoError(d.tb, err)
+	return *t
 }
 
 // MustEvents returns the whole event log of task id, page by page.
-func (d *Daemon) MustEvents(id string) []e2eEvent {
+func (d *Daemon) MustEvents(id string) []client.Event {
 	d.tb.Helper()
-	var all []e2eEvent
-	after := int64(-1)
+	var all []client.Event
 	for {
-		path := "/v1/tasks/" + url.PathEscape(id) + "/events?limit=1000"
-		if after >= 0 {
-			path += "&after=" + strconv.FormatInt(after, 10)
+		from := int64(0)
+		if len(all) > 0 {
+			from = all[len(all)-1].SequenceNumber + 1
 		}
-		var page struct {
-			Data    []e2eEvent `json:"data"`
-			HasMore bool       `json:"has_more"`
-		}
-		d.MustDo(http.MethodGet, path, nil, &page)
+		page, err := d.Client.EventList(d.tb.Context(), id, client.EventListParams{From: from, Limit: 1000})
+		require.NoError(d.tb, err)
 		all = append(all, page.Data...)
 		if !page.HasMore || len(page.Data) == 0 {
 			return all
 		}
-		after = page.Data[len(page.Data)-1].SequenceNumber
 	}
 }
 
 // MustListTasks returns every task (admin sees all), following cursors.
-func (d *Daemon) MustListTasks(status string) []e2eTask {
+func (d *Daemon) MustListTasks(status string) []client.Task {
 	d.tb.Helper()
-	var all []e2eTask
+	var all []client.Task
 	cursor := ""
 	for {
-		q := url.Values{"limit": {"1000"}, "include": {"payloads"}}
-		if status != "" {
-			q.Set("status", status)
-		}
-		if cursor != "" {
-			q.Set("cursor", cursor)
-		}
-		var page struct {
-			Data       []e2eTask `json:"data"`
-			HasMore    bool      `json:"has_more"`
-			NextCursor string    `json:"next_cursor"`
-		}
-		d.MustDo(http.MethodGet, "/v1/tasks?"+q.Encode(), nil, &page)
+		page, err := d.Client.TaskList(d.tb.Context(), &client.TaskListParams{Status: status, Cursor: cursor, Limit: 1000, Payloads: true})
+		require.NoError(d.tb, err)
 		all = append(all, page.Data...)
 		if !page.HasMore {
 			return all
@@ -398,7 +371,7 @@ func (d *Daemon) MustListTasks(status string) []e2eTask {
 
 // MustWaitStatus polls task id until its status is one of want, or fails
 // after timeout.
-func (d *Daemon) MustWaitStatus(id string, timeout time.Duration, want ...string) e2eTask {
+func (d *Daemon) MustWaitStatus(id string, timeout time.Duration, want ...string) client.Task {
 	d.tb.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -491,5 +464,39 @@ func (d *Daemon) dumpLogs() {
 			lines = lines[len(lines)-60:]
 		}
 		d.tb.Logf("daemon start %d, last log lines:\n%s", i, strings.Join(lines, "\n"))
+	}
+}
+
+// addrWatcher is a daemon's stdout: it finds the "weft listening on" line
+// that serve prints and sends the address once.
+type addrWatcher struct {
+	mu    sync.Mutex
+	buf   []byte
+	sent  bool
+	ready chan string
+}
+
+func newAddrWatcher() *addrWatcher { return &addrWatcher{ready: make(chan string, 1)} }
+
+func (w *addrWatcher) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.sent {
+		return len(p), nil
+	}
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		line := string(w.buf[:i])
+		w.buf = w.buf[i+1:]
+		if addr, ok := strings.CutPrefix(line, "weft listening on http://"); ok {
+			w.sent = true
+			w.buf = nil
+			w.ready <- addr
+			return len(p), nil
+		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/weft-run/weft/runtime/httpapi/client"
 )
 
 // TestE2EMemoryLimit runs testkit's grow, which allocates until memory runs
@@ -20,7 +22,7 @@ func TestE2EMemoryLimit(t *testing.T) {
 
 	req := taskRequest(t, "grow", "null", "")
 	req["memory_limit_bytes"] = 16 << 20
-	var created e2eTask
+	var created client.Task
 	var doc struct {
 		MemoryLimitBytes int64 `json:"memory_limit_bytes"`
 	}

@@ -19,6 +19,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/weft-run/weft/cmd/internal/daemon"
+	"github.com/weft-run/weft/runtime/httpapi/client"
 )
 
 // serveOnce runs a second `weft serve` on d's data directory at addr and
@@ -71,7 +74,7 @@ func TestE2EDataDirLock(t *testing.T) {
 	retryTask := d.MustSubmit("sleep", `{"ms":600000}`, "retry")
 	d.MustWaitStatus(failTask.ID, 30*time.Second, "running")
 	d.MustWaitStatus(retryTask.ID, 30*time.Second, "running")
-	addrFileBefore, err := os.ReadFile(filepath.Join(d.DataDir, addrFile))
+	addrFileBefore, err := os.ReadFile(filepath.Join(d.DataDir, daemon.AddrFile))
 	require.NoError(t, err)
 
 	want := fmt.Sprintf("weft: data directory %s is in use by weft pid %d (http://%s), started ", d.DataDir, d.cmd.Process.Pid, d.Addr)
@@ -83,13 +86,13 @@ func TestE2EDataDirLock(t *testing.T) {
 
 		requireUntouched(t, d, failTask.ID)
 		requireUntouched(t, d, retryTask.ID)
-		addrFileNow, err := os.ReadFile(filepath.Join(d.DataDir, addrFile))
+		addrFileNow, err := os.ReadFile(filepath.Join(d.DataDir, daemon.AddrFile))
 		require.NoError(t, err)
 		require.Equal(t, string(addrFileBefore), string(addrFileNow), "weft.addr after a second serve at %s", addr)
 	}
 
-	var lock lockHolder
-	data, err := os.ReadFile(filepath.Join(d.DataDir, lockFile))
+	var lock daemon.LockHolder
+	data, err := os.ReadFile(filepath.Join(d.DataDir, daemon.LockFile))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(data, &lock), "lock file %q", data)
 	require.Equal(t, d.cmd.Process.Pid, lock.PID)
@@ -102,11 +105,11 @@ func TestE2EDataDirLock(t *testing.T) {
 
 	// SIGKILL leaves the lock file behind; the kernel released the lock.
 	d.Kill()
-	_, err = os.Stat(filepath.Join(d.DataDir, lockFile))
+	_, err = os.Stat(filepath.Join(d.DataDir, daemon.LockFile))
 	require.NoError(t, err, "the lock file stays after SIGKILL")
 	d.Restart()
 	require.Equal(t, "failed", d.MustWaitStatus(failTask.ID, 30*time.Second, "failed").Status)
-	data, err = os.ReadFile(filepath.Join(d.DataDir, lockFile))
+	data, err = os.ReadFile(filepath.Join(d.DataDir, daemon.LockFile))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(data, &lock))
 	require.Equal(t, d.cmd.Process.Pid, lock.PID, "the restarted daemon holds the lock")
@@ -160,7 +163,7 @@ func TestE2EPluginLogFlood(t *testing.T) {
 	require.Equal(t, http.StatusCreated, d.MustDo(http.MethodPut, "/v1/modules/logflood", wasm, &mod))
 	req := taskRequest(t, "flood", `null`, "")
 	req["module"] = "logflood"
-	var task e2eTask
+	var task client.Task
 	require.Equal(t, http.StatusAccepted, d.MustDo(http.MethodPost, "/v1/tasks", req, &task))
 	d.MustWaitStatus(task.ID, 60*time.Second, "completed")
 

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/weft-run/weft/runtime/httpapi/client"
 )
 
 // testkitCWasm is the C build of the stock test plugin.
@@ -45,7 +47,7 @@ func TestE2EProgress(t *testing.T) {
 			const to = 6000
 			req := taskRequest(t, "count", fmt.Sprintf(`{"to":%d,"checkpoint_every":1}`, to), "")
 			req["module"] = plugin.module
-			var created e2eTask
+			var created client.Task
 			require.Equal(t, http.StatusAccepted, d.MustDo(http.MethodPost, "/v1/tasks", req, &created))
 			id := created.ID
 

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/weft-run/weft/runtime/httpapi/client"
 )
 
 // TestE2EShutdownGrace stops the real daemon with SIGTERM under a grace
@@ -37,7 +39,7 @@ func TestE2EShutdownGrace(t *testing.T) {
 		log, err := os.ReadFile(logPath)
 		return err == nil && strings.Contains(string(log), "shutting down")
 	}, 10*time.Second, 10*time.Millisecond)
-	var late e2eTask
+	var late client.Task
 	require.Eventually(t, func() bool {
 		code, err := d.Do(t.Context(), http.MethodPost, "/v1/tasks", taskRequest(t, "echo", `"late"`, "retry"), &late)
 		return err == nil && code == http.StatusAccepted

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/weft-run/weft/runtime/httpapi/client"
 )
 
 // taskIDPattern matches a task id as the CLI prints it.
@@ -36,7 +38,7 @@ func TestE2ESmoke(t *testing.T) {
 	digest := regexp.MustCompile(`sha256:[0-9a-f]{64}`).FindString(out)
 
 	var modules struct {
-		Data []moduleDoc `json:"data"`
+		Data []client.Module `json:"data"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(d.MustCLI("modules", "list", "--json")), &modules))
 	require.Len(t, modules.Data, 1)
@@ -52,11 +54,7 @@ func TestE2ESmoke(t *testing.T) {
 		require.True(t, strings.HasSuffix(out, "\n") && strings.Count(out, "\n") == 1, "one line: %q", out)
 		require.JSONEq(t, input, out)
 
-		var resp struct {
-			Status string          `json:"status"`
-			Output json.RawMessage `json:"output"`
-			TaskID string          `json:"task_id"`
-		}
+		var resp client.Response
 		require.NoError(t, json.Unmarshal([]byte(d.MustCLI("run", "testkit", "echo", "--input", "7", "--json")), &resp))
 		require.Equal(t, "completed", resp.Status)
 		require.JSONEq(t, "7", string(resp.Output))
@@ -134,7 +132,7 @@ func TestE2ESmoke(t *testing.T) {
 
 		// Cancelling a finished task succeeds and changes nothing.
 		out = d.MustCLI("tasks", "cancel", id, "--json")
-		var again e2eTask
+		var again client.Task
 		require.NoError(t, json.Unmarshal([]byte(out), &again))
 		require.Equal(t, "cancelled", again.Status)
 		require.Equal(t, task.LastSequenceNumber, again.LastSequenceNumber)
@@ -142,8 +140,8 @@ func TestE2ESmoke(t *testing.T) {
 
 	t.Run("TasksList", func(t *testing.T) {
 		var page struct {
-			Object string    `json:"object"`
-			Data   []taskDoc `json:"data"`
+			Object string        `json:"object"`
+			Data   []client.Task `json:"data"`
 		}
 		require.NoError(t, json.Unmarshal([]byte(d.MustCLI("tasks", "list", "--json")), &page))
 		require.Equal(t, "list", page.Object)
@@ -203,7 +201,7 @@ func TestE2ESmoke(t *testing.T) {
 		// tasks, and may not deploy.
 		require.JSONEq(t, `{"mine":true}`, d.MustCLI("run", "testkit", "echo", "--input", `{"mine":true}`, "--token", redeemed.Token))
 		var page struct {
-			Data []taskDoc `json:"data"`
+			Data []client.Task `json:"data"`
 		}
 		require.NoError(t, json.Unmarshal([]byte(d.MustCLI("tasks", "list", "--json", "--token", redeemed.Token)), &page))
 		require.Len(t, page.Data, 1)
@@ -262,11 +260,11 @@ func TestE2ESmoke(t *testing.T) {
 }
 
 // parseEventLines parses one event document per line.
-func parseEventLines(tb testing.TB, out string) []e2eEvent {
+func parseEventLines(tb testing.TB, out string) []client.Event {
 	tb.Helper()
-	var events []e2eEvent
+	var events []client.Event
 	for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
-		var ev e2eEvent
+		var ev client.Event
 		require.NoError(tb, json.Unmarshal([]byte(line), &ev), line)
 		events = append(events, ev)
 	}
@@ -276,14 +274,14 @@ func parseEventLines(tb testing.TB, out string) []e2eEvent {
 // requireGaplessLog checks a whole event log: sequence numbers 0, 1, 2, …,
 // response.created first, and exactly one terminal event, of type terminal,
 // at the end.
-func requireGaplessLog(tb testing.TB, events []e2eEvent, terminal string) {
+func requireGaplessLog(tb testing.TB, events []client.Event, terminal string) {
 	tb.Helper()
 	require.NotEmpty(tb, events)
 	require.Equal(tb, "response.created", events[0].Type)
 	for i, ev := range events {
 		require.Equal(tb, int64(i), ev.SequenceNumber, "gapless sequence numbers")
 		if i < len(events)-1 {
-			require.False(tb, isTerminalEvent(ev.Type), "terminal event %s at %d of %d", ev.Type, i, len(events))
+			require.False(tb, client.IsTerminalEvent(ev.Type), "terminal event %s at %d of %d", ev.Type, i, len(events))
 		}
 	}
 	require.Equal(tb, terminal, events[len(events)-1].Type)

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/runtime/httpapi/client"
 )
 
 // The deploy-pipeline example, in both SDK languages.
@@ -68,9 +69,9 @@ func (d *Daemon) MustWaitEvent(id, typ string, n int, timeout time.Duration) {
 }
 
 // children returns the child activity tasks of workflow id by function.
-func (d *Daemon) children(id string) map[string][]e2eTask {
+func (d *Daemon) children(id string) map[string][]client.Task {
 	d.tb.Helper()
-	out := map[string][]e2eTask{}
+	out := map[string][]client.Task{}
 	for _, ev := range d.MustEvents(id) {
 		if ev.Type != "activity.scheduled" {
 			continue
@@ -174,7 +175,7 @@ func TestE2EDeployPipeline(t *testing.T) {
 		require.Contains(t, res.Stderr, "replay_divergence")
 		require.Contains(t, res.Stderr, id)
 		require.Contains(t, res.Stderr, "step 1")
-		var m moduleDoc
+		var m client.Module
 		require.NoError(t, json.Unmarshal([]byte(d.MustCLI("modules", "get", "pipeline-c", "--json")), &m))
 		wasm, err := os.ReadFile(pipelineModules[1].path)
 		require.NoError(t, err)
@@ -201,7 +202,7 @@ func TestE2EWorkflowCrash(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			var task e2eTask
+			var task client.Task
 			code, err := d.Do(t.Context(), http.MethodPost, "/v1/tasks", map[string]any{
 				"module": "pipeline", "function": "deploy", "on_restart": "resume",
 				"input": mustEnvelopeJSON(t, fmt.Sprintf(`{"service":"svc%d","version":"1.0.%d"}`, i, i)),

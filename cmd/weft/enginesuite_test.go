@@ -11,7 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/stretchr/testify/require"
 
-	"github.com/weft-run/weft/host"
+	"github.com/weft-run/weft/cmd/internal/daemon"
 	"github.com/weft-run/weft/runtime"
 	"github.com/weft-run/weft/runtime/enginetest"
 	"github.com/weft-run/weft/store/blob"
@@ -39,20 +39,10 @@ func TestEngineSuite(t *testing.T) {
 	workflows, err := os.ReadFile(suiteWorkflowsWasm)
 	require.NoError(t, err)
 	bin := MustBuildWeft(t)
-	log := hclog.NewNullLogger()
-	hcfg := host.Config{
-		CacheDir:     filepath.Join(weftBuildDir, "cache"),
-		Logger:       log,
-		MemoryLimit:  defaultMemoryLimit,
-		ModuleLimits: host.DefaultModuleLimits,
-	}
-	compiler, err := newChildCompiler(t.Context(), bin, hcfg, admissionConfig{
-		limits: hcfg.ModuleLimits, memoryLimit: hcfg.MemoryLimit, compileTimeout: defaultCompileTimeout,
-		compileMaxMemory: defaultCompileMaxMemory, compileWorkers: defaultCompileWorkers,
-	}, log)
-	require.NoError(t, err)
-	hcfg.Precompile, hcfg.Admitted = compiler.Precompile, compiler.Admitted
-	h, err := host.New(hcfg)
+	cfg := daemon.DefaultConfig()
+	cfg.CacheDir = filepath.Join(weftBuildDir, "cache")
+	cfg.CompileBin = bin
+	h, err := daemon.OpenHost(t.Context(), cfg, hclog.NewNullLogger())
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, h.Close(context.Background())) })
 
@@ -70,7 +60,7 @@ func TestEngineSuite(t *testing.T) {
 			require.NoError(tb, err)
 			return files
 		},
-		Executor:   executor{host: h},
+		Executor:   daemon.Executor(h),
 		Activities: activities,
 		Workflows:  workflows,
 	})

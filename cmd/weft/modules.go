@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -12,21 +11,9 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-)
 
-// moduleDoc is a module document of the API.
-type moduleDoc struct {
-	Name      string `json:"name"`
-	Version   int    `json:"version"`
-	Digest    string `json:"digest"`
-	Unchanged bool   `json:"unchanged"`
-	Size      int64  `json:"size"`
-	CreatedAt string `json:"created_at"`
-	Functions []struct {
-		Name string `json:"name"`
-		Kind string `json:"kind"`
-	} `json:"functions"`
-}
+	"github.com/weft-run/weft/runtime/httpapi/client"
+)
 
 func newDeployCmd() *cobra.Command {
 	var o clientOptions
@@ -57,7 +44,7 @@ func newDeployCmd() *cobra.Command {
 			if checkReplay {
 				path += "?check_replay=true"
 			}
-			req := request{method: http.MethodPut, path: path, body: bytes.NewReader(wasm), contentType: "application/wasm", header: h}
+			req := &client.Request{Method: http.MethodPut, Path: path, Body: wasm, ContentType: "application/wasm", Header: h}
 			if err := c.do(cmd.Context(), req, &raw); err != nil {
 				return err
 			}
@@ -65,7 +52,7 @@ func newDeployCmd() *cobra.Command {
 				_, err := fmt.Fprintln(cmd.OutOrStdout(), string(raw))
 				return err
 			}
-			var m moduleDoc
+			var m client.Module
 			if err := json.Unmarshal(raw, &m); err != nil {
 				return fmt.Errorf("decode module: %w", err)
 			}
@@ -97,7 +84,7 @@ func newModulesCmd() *cobra.Command {
 		Short: "list deployed modules",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			raw, err := o.fetch(cmd, request{method: http.MethodGet, path: "/v1/modules"})
+			raw, err := o.fetch(cmd, &client.Request{Method: http.MethodGet, Path: "/v1/modules"})
 			if err != nil {
 				return err
 			}
@@ -106,7 +93,7 @@ func newModulesCmd() *cobra.Command {
 				return err
 			}
 			var page struct {
-				Data []moduleDoc `json:"data"`
+				Data []client.Module `json:"data"`
 			}
 			if err := json.Unmarshal(raw, &page); err != nil {
 				return fmt.Errorf("decode module list: %w", err)
@@ -129,7 +116,7 @@ func newModulesCmd() *cobra.Command {
 		Short:             "show one module",
 		Args:              cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			raw, err := o.fetch(cmd, request{method: http.MethodGet, path: "/v1/modules/" + url.PathEscape(args[0])})
+			raw, err := o.fetch(cmd, &client.Request{Method: http.MethodGet, Path: "/v1/modules/" + url.PathEscape(args[0])})
 			if err != nil {
 				return err
 			}
@@ -146,7 +133,7 @@ func newModulesCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := c.do(cmd.Context(), request{method: http.MethodDelete, path: "/v1/modules/" + url.PathEscape(args[0])}, nil); err != nil {
+			if err := c.do(cmd.Context(), &client.Request{Method: http.MethodDelete, Path: "/v1/modules/" + url.PathEscape(args[0])}, nil); err != nil {
 				return err
 			}
 			if !o.json {

@@ -10,6 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/weft-run/weft/cmd/internal/daemon"
+	"github.com/weft-run/weft/runtime/httpapi/client"
 )
 
 func newRunCmd() *cobra.Command {
@@ -65,7 +68,7 @@ func newRunCmd() *cobra.Command {
 				req["retry"] = policy
 			}
 			if memoryLimit != "" {
-				n, err := parseSize(memoryLimit)
+				n, err := daemon.ParseSize(memoryLimit)
 				if err != nil {
 					return usageError{fmt.Errorf("--memory-limit: %w", err)}
 				}
@@ -80,10 +83,10 @@ func newRunCmd() *cobra.Command {
 				h.Set("Idempotency-Key", idemKey)
 			}
 			var raw json.RawMessage
-			if err := c.do(cmd.Context(), request{method: http.MethodPost, path: "/v1/tasks", body: body, contentType: "application/json", header: h}, &raw); err != nil {
+			if err := c.do(cmd.Context(), &client.Request{Method: http.MethodPost, Path: "/v1/tasks", Body: body, Header: h}, &raw); err != nil {
 				return err
 			}
-			var t taskDoc
+			var t client.Task
 			if err := json.Unmarshal(raw, &t); err != nil {
 				return fmt.Errorf("decode task: %w", err)
 			}
@@ -103,8 +106,8 @@ func newRunCmd() *cobra.Command {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			var final []byte
-			err = c.stream(ctx, "/v1/tasks/"+t.ID+"/events", "", func(ev sseEvent) (bool, error) {
-				if isTerminalEvent(ev.Event) {
+			err = c.stream(ctx, t.ID, "", func(ev *client.StreamEvent) (bool, error) {
+				if client.IsTerminalEvent(ev.Type) {
 					final = ev.Data
 					return true, nil
 				}
@@ -118,22 +121,16 @@ func newRunCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var e struct {
-				Response json.RawMessage `json:"data"`
-			}
-			if err := json.Unmarshal(final, &e); err != nil || e.Response == nil {
+			var e client.Event
+			if err := json.Unmarshal(final, &e); err != nil || e.Data == nil {
 				return fmt.Errorf("task %s: event stream ended before the task finished", t.ID)
 			}
-			var resp struct {
-				Status string          `json:"status"`
-				Output json.RawMessage `json:"output"`
-				Error  *apiError       `json:"error"`
-			}
-			if err := json.Unmarshal(e.Response, &resp); err != nil {
-				return fmt.Errorf("decode response: %w", err)
+			resp, err := e.Response()
+			if err != nil {
+				return err
 			}
 			if o.json {
-				if _, err := fmt.Fprintln(out, string(e.Response)); err != nil {
+				if _, err := fmt.Fprintln(out, string(e.Data)); err != nil {
 					return err
 				}
 				if resp.Status != "completed" {
@@ -222,7 +219,7 @@ func (r *retryFlags) policy(cmd *cobra.Command) (map[string]any, error) {
 // taskErrorText is how a finished task's status and error read to a
 // person: the plugin's error type when it gave one (invalid_name: name is
 // empty), else the error code.
-func taskErrorText(status string, e *apiError) string {
+func taskErrorText(status string, e *client.TaskError) string {
 	if e == nil {
 		return status
 	}

@@ -1,18 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"net/http"
-	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/weft-run/weft/runtime/httpapi/client"
 )
 
 // Bounds of the readable task summary.
@@ -24,64 +24,17 @@ const (
 	projectionWidth = 2000   // characters of an input or output shown
 )
 
-// taskSummary is the part of a task document weft tasks get shows.
-type taskSummary struct {
-	ID                 string          `json:"id"`
-	Module             string          `json:"module"`
-	ModuleDigest       string          `json:"module_digest"`
-	Function           string          `json:"function"`
-	Kind               string          `json:"kind"`
-	Status             string          `json:"status"`
-	OnRestart          string          `json:"on_restart"`
-	TimeoutMS          int64           `json:"timeout_ms"`
-	MemoryLimitBytes   int64           `json:"memory_limit_bytes"`
-	Attempt            int             `json:"attempt"`
-	Input              json.RawMessage `json:"input"`
-	Output             json.RawMessage `json:"output"`
-	Error              *apiError       `json:"error"`
-	ParentTaskID       string          `json:"parent_task_id"`
-	LastSequenceNumber int64           `json:"last_sequence_number"`
-	CreatedAt          string          `json:"created_at"`
-	StartedAt          string          `json:"started_at"`
-	FinishedAt         string          `json:"finished_at"`
-	Progress           *taskProgress   `json:"progress"`
-}
-
-// taskProgress is the progress field of a task document: its latest
-// progress report.
-type taskProgress struct {
-	Done      int64  `json:"done"`
-	Total     int64  `json:"total"`
-	Message   string `json:"message"`
-	UpdatedAt string `json:"updated_at"`
-}
-
-// eventsPageDoc is a page of GET /v1/tasks/{id}/events.
-type eventsPageDoc struct {
-	Data    []json.RawMessage `json:"data"`
-	HasMore bool              `json:"has_more"`
-}
-
 // readEvents calls fn for the events of task id after the sequence number
-// after (-1: all), page by page, reading at most limit events; fn gets each
-// event decoded and as it came.
-func readEvents(ctx context.Context, c *apiClient, id string, after int64, limit int, fn func(liveEvent, json.RawMessage)) error {
+// after (-1: all), page by page, reading at most limit events.
+func readEvents(ctx context.Context, c *apiClient, id string, after int64, limit int, fn func(client.Event)) error {
 	n := 0
 	for n < limit {
-		q := url.Values{"limit": {strconv.Itoa(min(eventsPage, limit-n))}}
-		if after >= 0 {
-			q.Set("after", strconv.FormatInt(after, 10))
+		page, err := c.api.EventList(ctx, id, client.EventListParams{From: after + 1, Limit: min(eventsPage, limit-n)})
+		if err != nil {
+			return c.explain(err)
 		}
-		var page eventsPageDoc
-		if err := c.do(ctx, request{method: http.MethodGet, path: "/v1/tasks/" + url.PathEscape(id) + "/events?" + q.Encode()}, &page); err != nil {
-			return err
-		}
-		for _, raw := range page.Data {
-			var e liveEvent
-			if err := json.Unmarshal(raw, &e); err != nil {
-				return fmt.Errorf("decode event: %w", err)
-			}
-			fn(e, raw)
+		for _, e := range page.Data {
+			fn(e)
 			after = e.SequenceNumber
 			n++
 		}
@@ -96,18 +49,18 @@ func readEvents(ctx context.Context, c *apiClient, id string, after int64, limit
 // its status and timings, attempts, input and output projections, the last
 // events and the last log lines.
 func printTaskSummary(ctx context.Context, c *apiClient, raw json.RawMessage, w io.Writer) error {
-	var t taskSummary
+	var t client.Task
 	if err := json.Unmarshal(raw, &t); err != nil {
 		return fmt.Errorf("decode task: %w", err)
 	}
-	var last, logs []liveEvent
+	var last, logs []client.Event
 	var progress liveView
-	var lastProgress *liveEvent
+	var lastProgress *client.Event
 	after := int64(-1)
 	if t.LastSequenceNumber >= summaryScan {
 		after = t.LastSequenceNumber - summaryScan
 	}
-	err := readEvents(ctx, c, t.ID, after, summaryScan, func(e liveEvent, _ json.RawMessage) {
+	err := readEvents(ctx, c, t.ID, after, summaryScan, func(e client.Event) {
 		last = appendBounded(last, e, summaryEvents)
 		switch e.Type {
 		case "task.log":
@@ -138,17 +91,21 @@ func printTaskSummary(ctx context.Context, c *apiClient, raw json.RawMessage, w 
 		fmt.Fprintf(w, "   memory limit: %d MiB", t.MemoryLimitBytes>>20)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "created    %s\n", t.CreatedAt)
-	if t.StartedAt != "" {
-		fmt.Fprintf(w, "started    %s%s\n", t.StartedAt, since(t.CreatedAt, t.StartedAt, "after creation"))
+	fmt.Fprintf(w, "created    %s\n", rfc3339(t.CreatedAt))
+	if t.StartedAt != nil {
+		fmt.Fprintf(w, "started    %s (%s after creation)\n", rfc3339(*t.StartedAt), t.StartedAt.Sub(t.CreatedAt))
 	}
-	if t.FinishedAt != "" {
-		fmt.Fprintf(w, "finished   %s%s\n", t.FinishedAt, since(firstNonEmpty(t.StartedAt, t.CreatedAt), t.FinishedAt, "run"))
+	if t.FinishedAt != nil {
+		began := t.CreatedAt
+		if t.StartedAt != nil {
+			began = *t.StartedAt
+		}
+		fmt.Fprintf(w, "finished   %s (%s run)\n", rfc3339(*t.FinishedAt), t.FinishedAt.Sub(began))
 	}
 	switch {
 	case t.Progress != nil:
 		p := t.Progress
-		fmt.Fprintf(w, "progress   %s   (at %s)\n", progress.bar(eventData{Done: &p.Done, Total: p.Total, Message: p.Message}, p.UpdatedAt), clock(p.UpdatedAt))
+		fmt.Fprintf(w, "progress   %s   (at %s)\n", progress.bar(eventData{Done: &p.Done, Total: p.Total, Message: p.Message}, p.UpdatedAt), clockOf(p.UpdatedAt))
 	case lastProgress != nil:
 		fmt.Fprintf(w, "progress   %s\n", progress.describe(*lastProgress))
 	}
@@ -177,7 +134,7 @@ func printTaskSummary(ctx context.Context, c *apiClient, raw json.RawMessage, w 
 }
 
 // appendBounded appends e to s and keeps the last n elements.
-func appendBounded(s []liveEvent, e liveEvent, n int) []liveEvent {
+func appendBounded(s []client.Event, e client.Event, n int) []client.Event {
 	s = append(s, e)
 	if len(s) > n {
 		s = append(s[:0], s[len(s)-n:]...)
@@ -185,14 +142,13 @@ func appendBounded(s []liveEvent, e liveEvent, n int) []liveEvent {
 	return s
 }
 
-// since is ", <d> <what>" for the time from a to b, or "".
-func since(a, b, what string) string {
-	ta, err1 := time.Parse(time.RFC3339Nano, a)
-	tb, err2 := time.Parse(time.RFC3339Nano, b)
-	if err1 != nil || err2 != nil {
-		return ""
-	}
-	return fmt.Sprintf(" (%s %s)", tb.Sub(ta), what)
+// eventJSON is an event document as the daemon writes it.
+func eventJSON(e client.Event) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(e) // an event decoded from JSON encodes again
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
 // clip is a JSON projection on one line, cut to projectionWidth characters.
@@ -208,14 +164,14 @@ func clip(raw json.RawMessage) string {
 }
 
 // writeLogLine prints one task.log event: time, level and message.
-func writeLogLine(w io.Writer, e liveEvent) {
+func writeLogLine(w io.Writer, e client.Event) {
 	var d eventData
 	_ = json.Unmarshal(e.Data, &d)
 	if d.Dropped > 0 {
-		fmt.Fprintf(w, "%s  (%d more lines dropped)\n", clock(e.CreatedAt), d.Dropped)
+		fmt.Fprintf(w, "%s  (%d more lines dropped)\n", clockOf(e.CreatedAt), d.Dropped)
 		return
 	}
-	fmt.Fprintf(w, "%s  %-5s %s\n", clock(e.CreatedAt), d.Level, d.Message)
+	fmt.Fprintf(w, "%s  %-5s %s\n", clockOf(e.CreatedAt), d.Level, d.Message)
 }
 
 func newTaskLogsCmd(o *clientOptions) *cobra.Command {
@@ -231,7 +187,7 @@ func newTaskLogsCmd(o *clientOptions) *cobra.Command {
 				return err
 			}
 			w := cmd.OutOrStdout()
-			print := func(e liveEvent, data []byte) {
+			print := func(e client.Event, data []byte) {
 				if e.Type != "task.log" {
 					return
 				}
@@ -242,13 +198,13 @@ func newTaskLogsCmd(o *clientOptions) *cobra.Command {
 				writeLogLine(w, e)
 			}
 			if follow {
-				_, err := followEvents(cmd.Context(), c, args[0], -1, cmd.ErrOrStderr(), func(ev sseEvent, e liveEvent) {
+				_, err := followEvents(cmd.Context(), c, args[0], -1, cmd.ErrOrStderr(), func(ev *client.StreamEvent, e client.Event) {
 					print(e, ev.Data)
 				})
 				return err
 			}
-			return readEvents(cmd.Context(), c, args[0], -1, math.MaxInt, func(e liveEvent, raw json.RawMessage) {
-				print(e, raw)
+			return readEvents(cmd.Context(), c, args[0], -1, math.MaxInt, func(e client.Event) {
+				print(e, eventJSON(e))
 			})
 		},
 	}

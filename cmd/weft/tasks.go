@@ -17,24 +17,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/runtime/httpapi/client"
 )
-
-// taskDoc is the part of a task document the CLI prints.
-type taskDoc struct {
-	ID        string          `json:"id"`
-	Module    string          `json:"module"`
-	Function  string          `json:"function"`
-	Status    string          `json:"status"`
-	OnRestart string          `json:"on_restart"`
-	Attempt   int             `json:"attempt"`
-	CreatedAt string          `json:"created_at"`
-	Output    json.RawMessage `json:"output"`
-	Error     *apiError       `json:"error"`
-}
-
-func isTerminalEvent(t string) bool {
-	return t == "response.completed" || t == "response.failed" || t == "response.cancelled"
-}
 
 func newTasksCmd() *cobra.Command {
 	var o clientOptions
@@ -52,26 +36,12 @@ func newTasksCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			q := url.Values{}
-			if status != "" {
-				q.Set("status", status)
-			}
-			for k, v := range map[string]string{"module": module, "function": function, "parent_task_id": parent} {
-				if v != "" {
-					q.Set(k, v)
-				}
-			}
-			if cursor != "" {
-				q.Set("cursor", cursor)
-			}
-			if limit > 0 {
-				q.Set("limit", strconv.Itoa(limit))
-			}
-			if o.json {
-				q.Set("include", "payloads") // the whole documents; the table needs none
-			}
+			q := (&client.TaskListParams{
+				Status: status, Module: module, Function: function, ParentTaskID: parent, Cursor: cursor, Limit: limit,
+				Payloads: o.json, // the whole documents; the table needs none
+			}).Query()
 			var raw json.RawMessage
-			if err := c.do(cmd.Context(), request{method: http.MethodGet, path: "/v1/tasks?" + q.Encode()}, &raw); err != nil {
+			if err := c.do(cmd.Context(), &client.Request{Method: http.MethodGet, Path: "/v1/tasks?" + q.Encode()}, &raw); err != nil {
 				return err
 			}
 			if o.json {
@@ -79,8 +49,8 @@ func newTasksCmd() *cobra.Command {
 				return err
 			}
 			var page struct {
-				Data       []taskDoc `json:"data"`
-				NextCursor string    `json:"next_cursor"`
+				Data       []client.Task `json:"data"`
+				NextCursor string        `json:"next_cursor"`
 			}
 			if err := json.Unmarshal(raw, &page); err != nil {
 				return fmt.Errorf("decode task list: %w", err)
@@ -88,7 +58,7 @@ func newTasksCmd() *cobra.Command {
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tSTATUS\tMODULE\tFUNCTION\tCREATED")
 			for _, t := range page.Data {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, t.Status, t.Module, t.Function, t.CreatedAt)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, t.Status, t.Module, t.Function, rfc3339(t.CreatedAt))
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -117,7 +87,7 @@ func newTasksCmd() *cobra.Command {
 				return err
 			}
 			var raw json.RawMessage
-			if err := c.do(cmd.Context(), request{method: http.MethodGet, path: "/v1/tasks/" + url.PathEscape(args[0])}, &raw); err != nil {
+			if err := c.do(cmd.Context(), &client.Request{Method: http.MethodGet, Path: "/v1/tasks/" + url.PathEscape(args[0])}, &raw); err != nil {
 				return err
 			}
 			if o.json {
@@ -137,9 +107,9 @@ func newTasksCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var t taskDoc
+			var t client.Task
 			var raw json.RawMessage
-			if err := c.do(cmd.Context(), request{method: http.MethodPost, path: "/v1/tasks/" + url.PathEscape(args[0]) + "/cancel"}, &raw); err != nil {
+			if err := c.do(cmd.Context(), &client.Request{Method: http.MethodPost, Path: "/v1/tasks/" + url.PathEscape(args[0]) + "/cancel"}, &raw); err != nil {
 				return err
 			}
 			if o.json {
@@ -175,7 +145,7 @@ func newTasksCmd() *cobra.Command {
 			}
 			var raw json.RawMessage
 			path := "/v1/tasks/" + url.PathEscape(args[0]) + "/signals/" + url.PathEscape(args[1])
-			if err := c.do(cmd.Context(), request{method: http.MethodPost, path: path, body: body, contentType: "application/json"}, &raw); err != nil {
+			if err := c.do(cmd.Context(), &client.Request{Method: http.MethodPost, Path: path, Body: body}, &raw); err != nil {
 				return err
 			}
 			if o.json {
@@ -225,13 +195,13 @@ const watchReconnectFor = time.Minute
 // returns the terminal status.
 func watchTask(ctx context.Context, c *apiClient, id string, after int64, w, errw io.Writer, asJSON bool) (string, error) {
 	var progress liveView
-	return followEvents(ctx, c, id, after, errw, func(ev sseEvent, e liveEvent) {
+	return followEvents(ctx, c, id, after, errw, func(ev *client.StreamEvent, e client.Event) {
 		if asJSON {
 			fmt.Fprintln(w, string(ev.Data))
 			return
 		}
 		writeLiveLine(w, &progress, e)
-		if isTerminalEvent(ev.Event) {
+		if client.IsTerminalEvent(ev.Type) {
 			printTerminal(w, id, ev.Data)
 		}
 	})
@@ -242,8 +212,7 @@ func watchTask(ctx context.Context, c *apiClient, id string, after int64, w, err
 // it returns. When the stream breaks before the task ended (the daemon
 // restarts, say) it says so on errw and resumes after the last event it
 // passed on (Last-Event-ID), for up to watchReconnectFor.
-func followEvents(ctx context.Context, c *apiClient, id string, after int64, errw io.Writer, fn func(sseEvent, liveEvent)) (string, error) {
-	path := "/v1/tasks/" + url.PathEscape(id) + "/events"
+func followEvents(ctx context.Context, c *apiClient, id string, after int64, errw io.Writer, fn func(*client.StreamEvent, client.Event)) (string, error) {
 	last := after
 	final := ""
 	var lostAt time.Time
@@ -253,19 +222,19 @@ func followEvents(ctx context.Context, c *apiClient, id string, after int64, err
 		if last >= 0 {
 			lastID = strconv.FormatInt(last, 10)
 		}
-		err := c.stream(ctx, path, lastID, func(ev sseEvent) (bool, error) {
-			var e liveEvent
-			if err := json.Unmarshal(ev.Data, &e); err != nil {
-				return false, fmt.Errorf("decode event: %w", err)
+		err := c.stream(ctx, id, lastID, func(ev *client.StreamEvent) (bool, error) {
+			e, err := ev.Event()
+			if err != nil {
+				return false, err
 			}
 			if !lostAt.IsZero() {
 				fmt.Fprintf(errw, "weft: reconnected to the event stream of %s\n", id)
 				lostAt, wait = time.Time{}, 100*time.Millisecond
 			}
 			last = e.SequenceNumber
-			fn(ev, e)
-			if isTerminalEvent(ev.Event) {
-				final = strings.TrimPrefix(ev.Event, "response.")
+			fn(ev, *e)
+			if client.IsTerminalEvent(ev.Type) {
+				final = strings.TrimPrefix(ev.Type, "response.")
 				return true, nil
 			}
 			return false, nil
@@ -276,7 +245,7 @@ func followEvents(ctx context.Context, c *apiClient, id string, after int64, err
 		case ctx.Err() != nil:
 			return "", ctx.Err()
 		}
-		var ae *apiError
+		var ae *client.Error
 		if errors.As(err, &ae) {
 			return "", err
 		}
@@ -302,11 +271,7 @@ func followEvents(ctx context.Context, c *apiClient, id string, after int64, err
 // printTerminal prints the status line of a terminal event.
 func printTerminal(w io.Writer, id string, data []byte) {
 	var e struct {
-		Response struct {
-			Status string          `json:"status"`
-			Output json.RawMessage `json:"output"`
-			Error  *apiError       `json:"error"`
-		} `json:"data"`
+		Response client.Response `json:"data"`
 	}
 	_ = json.Unmarshal(data, &e)
 	fmt.Fprintf(w, "task %s %s\n", id, taskErrorText(e.Response.Status, e.Response.Error))

@@ -6,36 +6,30 @@ import (
 	"io"
 	"strings"
 	"time"
-)
 
-// liveEvent is an event as the readable views of the CLI use it.
-type liveEvent struct {
-	SequenceNumber int64           `json:"sequence_number"`
-	Type           string          `json:"type"`
-	CreatedAt      string          `json:"created_at"`
-	Data           json.RawMessage `json:"data"`
-}
+	"github.com/weft-run/weft/runtime/httpapi/client"
+)
 
 // eventData is the union of the event data fields the readable views show.
 type eventData struct {
-	Status   string    `json:"status"`
-	From     string    `json:"from"`
-	Attempt  int       `json:"attempt"`
-	Reason   string    `json:"reason"`
-	Error    *apiError `json:"error"`
-	RetryAt  string    `json:"retry_at"`
-	Level    string    `json:"level"`
-	Message  string    `json:"message"`
-	Dropped  int64     `json:"dropped"`
-	TaskID   string    `json:"task_id"`
-	Module   string    `json:"module"`
-	Function string    `json:"function"`
-	Name     string    `json:"name"`
-	Duration int64     `json:"duration_ms"`
-	FireAt   string    `json:"fire_at"`
-	Timeout  *int64    `json:"timeout_ms"`
-	Done     *int64    `json:"done"`
-	Total    int64     `json:"total"`
+	Status   string            `json:"status"`
+	From     string            `json:"from"`
+	Attempt  int               `json:"attempt"`
+	Reason   string            `json:"reason"`
+	Error    *client.TaskError `json:"error"`
+	RetryAt  string            `json:"retry_at"`
+	Level    string            `json:"level"`
+	Message  string            `json:"message"`
+	Dropped  int64             `json:"dropped"`
+	TaskID   string            `json:"task_id"`
+	Module   string            `json:"module"`
+	Function string            `json:"function"`
+	Name     string            `json:"name"`
+	Duration int64             `json:"duration_ms"`
+	FireAt   string            `json:"fire_at"`
+	Timeout  *int64            `json:"timeout_ms"`
+	Done     *int64            `json:"done"`
+	Total    int64             `json:"total"`
 }
 
 // liveView is what the readable view of one task's events remembers: the
@@ -59,7 +53,7 @@ func (p *liveView) activity(id string) string {
 }
 
 // describe returns a line that says what the event means, for a person.
-func (p *liveView) describe(e liveEvent) string {
+func (p *liveView) describe(e client.Event) string {
 	var d eventData
 	_ = json.Unmarshal(e.Data, &d)
 	switch e.Type {
@@ -140,12 +134,11 @@ const (
 
 // bar draws a progress event: a bar when the total is known, the count,
 // the rate since the first progress event seen and the time left.
-func (p *liveView) bar(d eventData, createdAt string) string {
+func (p *liveView) bar(d eventData, at time.Time) string {
 	done := int64(0)
 	if d.Done != nil {
 		done = *d.Done
 	}
-	at, _ := time.Parse(time.RFC3339Nano, createdAt)
 	if !p.seen {
 		p.seen, p.firstDone, p.firstAt = true, done, at
 	}
@@ -173,7 +166,7 @@ func (p *liveView) bar(d eventData, createdAt string) string {
 
 // errorText is an error as a person reads it: the plugin's type when it
 // gave one, else the code, then the message.
-func errorText(e *apiError) string {
+func errorText(e *client.TaskError) string {
 	if e.Type != "" {
 		return e.Type + ": " + e.Message
 	}
@@ -186,11 +179,14 @@ func clock(s string) string {
 	if err != nil {
 		return s
 	}
-	return t.Local().Format("15:04:05.000")
+	return clockOf(t)
 }
+
+// clockOf is the time of day of t.
+func clockOf(t time.Time) string { return t.Local().Format("15:04:05.000") }
 
 // writeLiveLine prints one event of a live view: sequence number, type,
 // time of day and what it means.
-func writeLiveLine(w io.Writer, p *liveView, e liveEvent) {
-	fmt.Fprintf(w, "%4d  %-22s %s  %s\n", e.SequenceNumber, e.Type, clock(e.CreatedAt), p.describe(e))
+func writeLiveLine(w io.Writer, p *liveView, e client.Event) {
+	fmt.Fprintf(w, "%4d  %-22s %s  %s\n", e.SequenceNumber, e.Type, clockOf(e.CreatedAt), p.describe(e))
 }

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/weft-run/weft/runtime/httpapi/client"
 )
 
 // BenchmarkWorkflowEndToEnd measures workflows through the real daemon over
@@ -29,9 +31,7 @@ func BenchmarkWorkflowEndToEnd(b *testing.B) {
 	require.NoError(b, err)
 	require.Equal(b, http.StatusCreated, d.MustDo(http.MethodPut, "/v1/modules/wfbench", wasm, nil))
 	run := func(n string) {
-		var resp struct {
-			Status string `json:"status"`
-		}
+		var resp client.Response
 		code, err := d.Do(context.Background(), http.MethodPost, "/v1/responses",
 			map[string]any{"module": "wfbench", "function": "sequential", "input": mustEnvelopeJSON(b, n)}, &resp)
 		if err != nil || code != http.StatusOK || resp.Status != "completed" {

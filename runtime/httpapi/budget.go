@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/runtime/httpapi/client"
 	"github.com/weft-run/weft/store"
 )
 
@@ -180,9 +181,9 @@ func marshalHead(v any) ([]byte, error) {
 }
 
 // taskHead is a task document without its payload members: the shallower
-// fields hide taskDoc's, and omitempty drops them.
+// fields hide client.Task's, and omitempty drops them.
 type taskHead struct {
-	*taskDoc
+	*client.Task
 	InputEnvelope  *codec.Envelope `json:"input_envelope,omitempty"`
 	Input          json.RawMessage `json:"input,omitempty"`
 	OutputEnvelope *codec.Envelope `json:"output_envelope,omitempty"`
@@ -192,7 +193,7 @@ type taskHead struct {
 
 // errorHead is an error document without its details payload.
 type errorHead struct {
-	*errorDoc
+	*client.TaskError
 	DetailsEnvelope *codec.Envelope `json:"details_envelope,omitempty"`
 	Details         json.RawMessage `json:"details,omitempty"`
 }
@@ -201,15 +202,15 @@ type errorHead struct {
 // field but the input, output and error details.
 func (s *Server) taskSummary(t *store.Task) *taskHead {
 	d := s.taskMeta(t)
-	h := &taskHead{taskDoc: d}
+	h := &taskHead{Task: d}
 	if d.Error != nil {
-		h.Error = &errorHead{errorDoc: d.Error}
+		h.Error = &errorHead{TaskError: d.Error}
 	}
 	return h
 }
 
-// taskMeta is taskDoc without the payloads filled in.
-func (s *Server) taskMeta(t *store.Task) *taskDoc {
+// taskMeta is the task document without the payloads filled in.
+func (s *Server) taskMeta(t *store.Task) *client.Task {
 	bare := *t
 	bare.Input, bare.Output = store.Payload{}, store.Payload{}
 	if t.Error != nil {
@@ -232,7 +233,7 @@ func (s *Server) encodeTask(bw *bufio.Writer, t *store.Task) error {
 	}
 	// The error's details sit inside the error member: write the error
 	// last, by hand.
-	errHead, err := marshalHead(&errorHead{errorDoc: s.errorDoc(&store.TaskError{
+	errHead, err := marshalHead(&errorHead{TaskError: s.errorDoc(&store.TaskError{
 		Code: t.Error.Code, Message: t.Error.Message, Type: t.Error.Type, NonRetryable: t.Error.NonRetryable,
 	})})
 	if err != nil {
@@ -309,7 +310,7 @@ func (s *Server) writeTask(w http.ResponseWriter, r *http.Request, status int, t
 
 // responseHead is a response document without its payload members.
 type responseHead struct {
-	*responseDoc
+	*client.Response
 	OutputEnvelope *codec.Envelope `json:"output_envelope,omitempty"`
 	Output         json.RawMessage `json:"output,omitempty"`
 	Error          *errorHead      `json:"error"`
@@ -348,9 +349,9 @@ func (s *Server) encodeResponse(bw *bufio.Writer, resp *store.Response) error {
 		bare.Error = &e
 	}
 	d := s.responseDoc(&bare)
-	h := &responseHead{responseDoc: d}
+	h := &responseHead{Response: d}
 	if d.Error != nil {
-		h.Error = &errorHead{errorDoc: d.Error}
+		h.Error = &errorHead{TaskError: d.Error}
 	}
 	head, err := marshalHead(h)
 	if err != nil {

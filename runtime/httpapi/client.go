@@ -8,53 +8,12 @@ import (
 
 	"github.com/weft-run/weft/runtime/access"
 	"github.com/weft-run/weft/runtime/fault"
+	"github.com/weft-run/weft/runtime/httpapi/client"
 	"github.com/weft-run/weft/store"
 )
 
-// pairingRequest is the body of POST /v1/pairings.
-type pairingRequest struct {
-	Scopes     []string `json:"scopes"`
-	TTLSeconds int64    `json:"ttl_seconds"`
-}
-
-// pairingDoc is a fresh one-time pairing code.
-type pairingDoc struct {
-	Object    string    `json:"object"`
-	Code      string    `json:"code"`
-	Scopes    []string  `json:"scopes"`
-	ExpiresAt time.Time `json:"expires_at"`
-}
-
-// pairRequest is the body of POST /v1/pair.
-type pairRequest struct {
-	Code string `json:"code"`
-	Name string `json:"name"`
-}
-
-// pairDoc is a newly paired client with its token, shown only here.
-type pairDoc struct {
-	Object   string   `json:"object"`
-	ClientID string   `json:"client_id"`
-	Name     string   `json:"name"`
-	Token    string   `json:"token"`
-	Scopes   []string `json:"scopes"`
-}
-
-// clientDoc is a paired client as the API shows it; never its token.
-type clientDoc struct {
-	ID        string     `json:"id"`
-	Object    string     `json:"object"`
-	Name      string     `json:"name"`
-	Scopes    []string   `json:"scopes"`
-	CreatedAt time.Time  `json:"created_at"`
-	RevokedAt *time.Time `json:"revoked_at"`
-	// MaxMemoryLimitBytes is the client's ceiling on memory_limit_bytes;
-	// 0 means the daemon's default.
-	MaxMemoryLimitBytes int64 `json:"max_memory_limit_bytes"`
-}
-
-func clientDocOf(c *store.Client) *clientDoc {
-	d := &clientDoc{
+func clientDocOf(c *store.Client) *client.PairedClient {
+	d := &client.PairedClient{
 		ID:        c.ID,
 		Object:    "client",
 		Name:      c.Name,
@@ -76,7 +35,7 @@ func clientDocOf(c *store.Client) *clientDoc {
 // lives for the engine's default. Under an Idempotency-Key the code is not
 // stored with the key: a replay answers 409 idempotency_secret_not_replayed.
 func (s *Server) handlePairingCreate(w http.ResponseWriter, r *http.Request) {
-	var q pairingRequest
+	var q client.PairingRequest
 	if err := decodeJSON(r, &q); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -95,7 +54,7 @@ func (s *Server) handlePairingCreate(w http.ResponseWriter, r *http.Request) {
 		held.secret = true // the code is shown once and never stored
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	s.writeJSON(w, http.StatusCreated, pairingDoc{Object: "pairing", Code: p.Code, Scopes: p.Scopes, ExpiresAt: p.ExpiresAt.UTC()})
+	s.writeJSON(w, http.StatusCreated, client.Pairing{Object: "pairing", Code: p.Code, Scopes: p.Scopes, ExpiresAt: p.ExpiresAt.UTC()})
 }
 
 // handlePair exchanges a pairing code for a client token: POST /v1/pair needs
@@ -103,7 +62,7 @@ func (s *Server) handlePairingCreate(w http.ResponseWriter, r *http.Request) {
 // this once) and the scopes. Codes are single-use and expire, and attempts
 // are rate-limited (429 rate_limited).
 func (s *Server) handlePair(w http.ResponseWriter, r *http.Request) {
-	var q pairRequest
+	var q client.PairRequest
 	if err := decodeJSON(r, &q); err != nil {
 		s.writeError(w, r, err)
 		return
@@ -118,7 +77,7 @@ func (s *Server) handlePair(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	s.writeJSON(w, http.StatusCreated, pairDoc{Object: "client_token", ClientID: p.ClientID, Name: p.Name, Token: p.Token, Scopes: p.Scopes})
+	s.writeJSON(w, http.StatusCreated, client.PairResult{Object: "client_token", ClientID: p.ClientID, Name: p.Name, Token: p.Token, Scopes: p.Scopes})
 }
 
 // handleClientList lists the paired clients: GET /v1/clients (admin).
@@ -153,17 +112,12 @@ func (s *Server) handleClientDelete(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, http.StatusOK, clientDocOf(c))
 }
 
-// clientUpdateRequest is the body of PATCH /v1/clients/{id}.
-type clientUpdateRequest struct {
-	MaxMemoryLimitBytes *int64 `json:"max_memory_limit_bytes"`
-}
-
 // handleClientUpdate changes a client's settings: PATCH /v1/clients/{id}
 // (admin) with {"max_memory_limit_bytes": N} sets the client's ceiling on
 // the memory limits of its tasks (0: the daemon's default) and answers 200
 // with the client.
 func (s *Server) handleClientUpdate(w http.ResponseWriter, r *http.Request) {
-	var q clientUpdateRequest
+	var q client.ClientUpdateRequest
 	if err := decodeJSON(r, &q); err != nil {
 		s.writeError(w, r, err)
 		return

@@ -7,6 +7,7 @@ import (
 
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/runtime/fault"
+	"github.com/weft-run/weft/runtime/httpapi/client"
 )
 
 // Codes that only the HTTP layer produces. They share fault.Code so that
@@ -100,19 +101,6 @@ func errorType(status int) string {
 	}
 }
 
-// errorBody is the JSON shape of every failed request:
-// {"error":{"type","code","message","param"}}.
-type errorBody struct {
-	Error errorObject `json:"error"`
-}
-
-type errorObject struct {
-	Type    string  `json:"type"`
-	Code    string  `json:"code"`
-	Message string  `json:"message"`
-	Param   *string `json:"param"`
-}
-
 // errorf returns a runtime error with a code, a parameter name and a message.
 func errorf(code fault.Code, param, format string, args ...any) error {
 	e := fault.Errorf(code, format, args...)
@@ -154,10 +142,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			msg = http.StatusText(status)
 		}
 	}
-	body := errorBody{Error: errorObject{Type: errorType(status), Code: string(code), Message: msg}}
-	if p := fault.Param(err); p != "" {
-		body.Error.Param = &p
-	}
+	body := client.ErrorBody{Error: &client.Error{Type: errorType(status), Code: string(code), Message: msg, Param: fault.Param(err)}}
 	switch code {
 	case fault.MissingCredential:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="weft"`)

@@ -14,6 +14,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/weft-run/weft/runtime/fault"
+	"github.com/weft-run/weft/runtime/httpapi/client"
 	"github.com/weft-run/weft/store"
 )
 
@@ -21,20 +22,8 @@ import (
 // reading is dropped instead of holding the stream forever.
 const sseWriteTimeout = 30 * time.Second
 
-// eventDoc is one task event as the API shows it, in a JSON page and as the
-// data of an SSE event. Data is the event's payload; the terminal events
-// carry the whole response document there.
-type eventDoc struct {
-	Object         string          `json:"object"`
-	Type           string          `json:"type"`
-	SequenceNumber int64           `json:"sequence_number"`
-	TaskID         string          `json:"task_id"`
-	CreatedAt      time.Time       `json:"created_at"`
-	Data           json.RawMessage `json:"data"`
-}
-
-func (s *Server) eventDoc(e *store.Event) (*eventDoc, error) {
-	d := &eventDoc{
+func (s *Server) eventDoc(e *store.Event) (*client.Event, error) {
+	d := &client.Event{
 		Object:         "event",
 		Type:           e.Type,
 		SequenceNumber: e.Seq,

@@ -15,6 +15,7 @@ import (
 	"github.com/weft-run/weft/runtime"
 	"github.com/weft-run/weft/runtime/access"
 	"github.com/weft-run/weft/runtime/fault"
+	"github.com/weft-run/weft/runtime/httpapi/client"
 	"github.com/weft-run/weft/store"
 )
 
@@ -37,7 +38,7 @@ func TestCheckMemberNames(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			err := checkMemberNames([]byte(tc.body), reflect.TypeFor[*taskRequest]())
+			err := checkMemberNames([]byte(tc.body), reflect.TypeFor[*client.TaskRequest]())
 			if tc.param == "" {
 				require.NoError(t, err)
 				return
@@ -49,7 +50,7 @@ func TestCheckMemberNames(t *testing.T) {
 	}
 
 	// decodeStrict applies it after decoding.
-	var q taskRequest
+	var q client.TaskRequest
 	err := decodeStrict([]byte(`{"Function":"f"}`), &q)
 	require.Equal(t, "Function", fault.Param(err))
 	require.Contains(t, fault.Message(err), "case-sensitive")

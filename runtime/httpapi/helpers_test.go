@@ -11,7 +11,12 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/stretchr/testify/require"
+
+	"github.com/weft-run/weft/runtime/httpapi/client"
 )
+
+// listDoc is a page of a list, as the tests decode it.
+type listDoc[T any] = client.List[T]
 
 type testingTB = testing.TB
 

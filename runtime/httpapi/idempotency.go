@@ -12,6 +12,7 @@ import (
 
 	"github.com/weft-run/weft/runtime/access"
 	"github.com/weft-run/weft/runtime/fault"
+	"github.com/weft-run/weft/runtime/httpapi/client"
 )
 
 // idempotent makes a creating route honour the Idempotency-Key header
@@ -150,9 +151,8 @@ func heldIdempotencyKey(r *http.Request) *heldKey {
 func secretNotReplayed() (int, []byte) {
 	msg := "the first answer to this request carried a secret, which is shown once and not stored; " +
 		"send a new request with a new Idempotency-Key"
-	param := "Idempotency-Key"
-	body, err := encodeJSON(errorBody{Error: errorObject{
-		Type: errorType(statusOf(codeSecretNotReplayed)), Code: string(codeSecretNotReplayed), Message: msg, Param: &param,
+	body, err := encodeJSON(client.ErrorBody{Error: &client.Error{
+		Type: errorType(statusOf(codeSecretNotReplayed)), Code: string(codeSecretNotReplayed), Message: msg, Param: "Idempotency-Key",
 	}})
 	if err != nil {
 		panic(err) // a fixed document

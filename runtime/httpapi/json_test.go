@@ -12,6 +12,7 @@ import (
 
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/runtime/httpapi/client"
 	"github.com/weft-run/weft/store"
 )
 
@@ -136,7 +137,7 @@ func TestUnknownField(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, unknownField([]byte(tc.body), typeOf[*taskRequest]()))
+			require.Equal(t, tc.want, unknownField([]byte(tc.body), typeOf[*client.TaskRequest]()))
 		})
 	}
 }

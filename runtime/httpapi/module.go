@@ -3,46 +3,26 @@ package httpapi
 import (
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/weft-run/weft/runtime/fault"
+	"github.com/weft-run/weft/runtime/httpapi/client"
 	"github.com/weft-run/weft/store"
 )
 
-// moduleDoc is a deployed module as the API shows it.
-type moduleDoc struct {
-	Object    string        `json:"object"`
-	Name      string        `json:"name"`
-	Version   int           `json:"version"`
-	Digest    string        `json:"digest"`
-	Size      int64         `json:"size"`
-	Functions []functionDoc `json:"functions"`
-	CreatedAt time.Time     `json:"created_at"`
-	// Unchanged is set on the answer of a deploy of the bytes the latest
-	// version has already: no version was added.
-	Unchanged bool `json:"unchanged,omitempty"`
-}
-
-// functionDoc is one function a module exports.
-type functionDoc struct {
-	Name string `json:"name"`
-	Kind string `json:"kind"`
-}
-
-func moduleDocOf(m *store.Module) *moduleDoc {
-	d := &moduleDoc{
+func moduleDocOf(m *store.Module) *client.Module {
+	d := &client.Module{
 		Object:    "module",
 		Name:      m.Name,
 		Version:   m.Version,
 		Digest:    m.Digest,
 		Size:      m.Size,
-		Functions: make([]functionDoc, 0, len(m.Functions)),
+		Functions: make([]client.Function, 0, len(m.Functions)),
 		CreatedAt: m.CreatedAt.UTC(),
 	}
 	for _, f := range m.Functions {
-		d.Functions = append(d.Functions, functionDoc{Name: f.Name, Kind: string(f.Kind)})
+		d.Functions = append(d.Functions, client.Function{Name: f.Name, Kind: string(f.Kind)})
 	}
 	return d
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/runtime/fault"
+	"github.com/weft-run/weft/runtime/httpapi/client"
 	"github.com/weft-run/weft/store"
 )
 
@@ -91,24 +92,11 @@ func timeOrNil(t time.Time) *time.Time {
 	return &u
 }
 
-// errorDoc is the error of a failed task (or the reason of a cancelled one),
-// with its optional details both as envelope and projection.
-type errorDoc struct {
-	Code            string          `json:"code"`
-	Message         string          `json:"message"`
-	Type            string          `json:"type,omitempty"`
-	NonRetryable    bool            `json:"non_retryable,omitempty"`
-	DetailsEnvelope *codec.Envelope `json:"details_envelope,omitempty"`
-	Details         json.RawMessage `json:"details,omitempty"`
-	// DetailsProjectionOmitted says that Details is left out for its size.
-	DetailsProjectionOmitted bool `json:"details_projection_omitted,omitempty"`
-}
-
-func (s *Server) errorDoc(e *store.TaskError) *errorDoc {
+func (s *Server) errorDoc(e *store.TaskError) *client.TaskError {
 	if e == nil {
 		return nil
 	}
-	d := &errorDoc{Code: e.Code, Message: e.Message, Type: e.Type, NonRetryable: e.NonRetryable}
+	d := &client.TaskError{Code: e.Code, Message: e.Message, Type: e.Type, NonRetryable: e.NonRetryable}
 	if env := envelopeOf(e.Details); env != nil {
 		d.DetailsEnvelope = env
 		d.Details = s.projection(env)

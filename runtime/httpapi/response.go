@@ -2,35 +2,17 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/runtime/httpapi/client"
 	"github.com/weft-run/weft/store"
 )
 
-// responseDoc is the stored outcome of a finished task as the API shows it:
-// GET /v1/responses/{id}, POST /v1/responses, and the data of a terminal
-// event.
-type responseDoc struct {
-	ID             string          `json:"id"`
-	Object         string          `json:"object"`
-	TaskID         string          `json:"task_id"`
-	Status         string          `json:"status"`
-	OutputEnvelope *codec.Envelope `json:"output_envelope"`
-	Output         json.RawMessage `json:"output"`
-	// OutputProjectionOmitted says that Output is left out for its size.
-	OutputProjectionOmitted bool       `json:"output_projection_omitted,omitempty"`
-	Error                   *errorDoc  `json:"error"`
-	CreatedAt               time.Time  `json:"created_at"`
-	FinishedAt              *time.Time `json:"finished_at"`
-}
-
-func (s *Server) responseDoc(resp *store.Response) *responseDoc {
-	d := &responseDoc{
+func (s *Server) responseDoc(resp *store.Response) *client.Response {
+	d := &client.Response{
 		ID:             resp.ID,
 		Object:         store.ResponseObject,
 		TaskID:         resp.TaskID,

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"math"
 	"net/http"
 	"strconv"
@@ -11,9 +10,9 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
-	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/runtime"
 	"github.com/weft-run/weft/runtime/fault"
+	"github.com/weft-run/weft/runtime/httpapi/client"
 	"github.com/weft-run/weft/store"
 )
 
@@ -23,35 +22,13 @@ const (
 	maxPageSize     = 1000
 )
 
-// taskRequest is the body of POST /v1/tasks and POST /v1/responses.
-type taskRequest struct {
-	Module    string          `json:"module"`
-	Function  string          `json:"function"`
-	Input     json.RawMessage `json:"input"`
-	OnRestart string          `json:"on_restart"`
-	TimeoutMS int64           `json:"timeout_ms"`
-	Retry     *retryDoc       `json:"retry"`
-	// MemoryLimitBytes bounds each plugin call's memory; 0 is the default.
-	MemoryLimitBytes int64 `json:"memory_limit_bytes"`
-}
-
-// retryDoc is a retry policy in JSON (activity retries: exponential backoff
-// with jitter). Intervals are in milliseconds.
-type retryDoc struct {
-	InitialIntervalMS      int64    `json:"initial_interval_ms"`
-	BackoffCoefficient     float64  `json:"backoff_coefficient"`
-	MaximumIntervalMS      int64    `json:"maximum_interval_ms"`
-	MaximumAttempts        int      `json:"maximum_attempts"`
-	NonRetryableErrorTypes []string `json:"non_retryable_error_types"`
-}
-
 // maxMS is the largest millisecond count a time.Duration holds.
 const maxMS = math.MaxInt64 / int64(time.Millisecond)
 
 // decodeTaskRequest reads and validates the body of POST /v1/tasks and POST
 // /v1/responses into engine parameters for the caller.
 func (s *Server) decodeTaskRequest(r *http.Request) (*runtime.TaskCreateParams, error) {
-	var q taskRequest
+	var q client.TaskRequest
 	if err := decodeJSON(r, &q); err != nil {
 		return nil, err
 	}
@@ -84,7 +61,7 @@ func (s *Server) decodeTaskRequest(r *http.Request) (*runtime.TaskCreateParams, 
 	p.TimeoutMS = q.TimeoutMS
 	p.MemoryLimitBytes = q.MemoryLimitBytes
 	if q.Retry != nil {
-		rp, err := q.Retry.policy()
+		rp, err := retryPolicy(q.Retry)
 		if err != nil {
 			return nil, err
 		}
@@ -101,7 +78,8 @@ func msDuration(ms int64, param string) (time.Duration, error) {
 	return time.Duration(ms) * time.Millisecond, nil
 }
 
-func (d *retryDoc) policy() (store.RetryPolicy, error) {
+// retryPolicy converts the retry policy of a request.
+func retryPolicy(d *client.RetryPolicy) (store.RetryPolicy, error) {
 	initial, err := msDuration(d.InitialIntervalMS, "retry.initial_interval_ms")
 	if err != nil {
 		return store.RetryPolicy{}, err
@@ -125,8 +103,8 @@ func (d *retryDoc) policy() (store.RetryPolicy, error) {
 	}, nil
 }
 
-func retryDocOf(p store.RetryPolicy) *retryDoc {
-	d := &retryDoc{
+func retryDocOf(p store.RetryPolicy) *client.RetryPolicy {
+	d := &client.RetryPolicy{
 		InitialIntervalMS:      p.InitialInterval.Milliseconds(),
 		BackoffCoefficient:     p.BackoffCoefficient,
 		MaximumIntervalMS:      p.MaximumInterval.Milliseconds(),
@@ -139,53 +117,8 @@ func retryDocOf(p store.RetryPolicy) *retryDoc {
 	return d
 }
 
-// taskDoc is a task as the API shows it. Each payload appears twice: the
-// lossless envelope and its typed projection.
-type taskDoc struct {
-	ID               string          `json:"id"`
-	Object           string          `json:"object"`
-	Module           string          `json:"module"`
-	ModuleDigest     string          `json:"module_digest"`
-	Function         string          `json:"function"`
-	Kind             string          `json:"kind"`
-	Status           string          `json:"status"`
-	OnRestart        string          `json:"on_restart"`
-	TimeoutMS        int64           `json:"timeout_ms"`
-	MemoryLimitBytes int64           `json:"memory_limit_bytes"`
-	Retry            *retryDoc       `json:"retry"`
-	Attempt          int             `json:"attempt"`
-	InputEnvelope    *codec.Envelope `json:"input_envelope"`
-	Input            json.RawMessage `json:"input"`
-	OutputEnvelope   *codec.Envelope `json:"output_envelope"`
-	Output           json.RawMessage `json:"output"`
-	// InputProjectionOmitted and OutputProjectionOmitted say that the
-	// projection is left out for its size (Config.MaxProjectionBytes).
-	InputProjectionOmitted  bool       `json:"input_projection_omitted,omitempty"`
-	OutputProjectionOmitted bool       `json:"output_projection_omitted,omitempty"`
-	Error                   *errorDoc  `json:"error"`
-	ClientID                string     `json:"client_id"`
-	ParentTaskID            string     `json:"parent_task_id,omitempty"`
-	ResponseID              string     `json:"response_id"`
-	LastSequenceNumber      int64      `json:"last_sequence_number"`
-	CreatedAt               time.Time  `json:"created_at"`
-	UpdatedAt               time.Time  `json:"updated_at"`
-	StartedAt               *time.Time `json:"started_at"`
-	FinishedAt              *time.Time `json:"finished_at"`
-	// Progress is the latest progress report of the task's activity, or
-	// null before the first.
-	Progress *progressDoc `json:"progress"`
-}
-
-// progressDoc is a task's latest progress report.
-type progressDoc struct {
-	Done      int64     `json:"done"`
-	Total     int64     `json:"total"`
-	Message   string    `json:"message"`
-	UpdatedAt time.Time `json:"updated_at"`
-}
-
-func (s *Server) taskDoc(t *store.Task) *taskDoc {
-	d := &taskDoc{
+func (s *Server) taskDoc(t *store.Task) *client.Task {
+	d := &client.Task{
 		ID:                 t.ID,
 		Object:             "task",
 		Module:             t.Module,
@@ -211,21 +144,13 @@ func (s *Server) taskDoc(t *store.Task) *taskDoc {
 		FinishedAt:         timeOrNil(t.FinishedAt),
 	}
 	if p := t.Progress; p != nil {
-		d.Progress = &progressDoc{Done: p.Done, Total: p.Total, Message: p.Message, UpdatedAt: p.UpdatedAt.UTC()}
+		d.Progress = &client.Progress{Done: p.Done, Total: p.Total, Message: p.Message, UpdatedAt: p.UpdatedAt.UTC()}
 	}
 	d.Input = s.projection(d.InputEnvelope)
 	d.Output = s.projection(d.OutputEnvelope)
 	d.InputProjectionOmitted = s.projectionOmitted(d.InputEnvelope)
 	d.OutputProjectionOmitted = s.projectionOmitted(d.OutputEnvelope)
 	return d
-}
-
-// listDoc is a page of a list.
-type listDoc[T any] struct {
-	Object     string `json:"object"`
-	Data       []T    `json:"data"`
-	NextCursor string `json:"next_cursor,omitempty"`
-	HasMore    bool   `json:"has_more"`
 }
 
 // handleTaskCreate starts a task: POST /v1/tasks answers 202 with the task
@@ -368,18 +293,6 @@ func (s *Server) handleTaskCancel(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, http.StatusOK, s.taskDoc(t))
 }
 
-// signalRequest is the body of POST /v1/tasks/{id}/signals/{name}.
-type signalRequest struct {
-	Input json.RawMessage `json:"input"`
-}
-
-// signalDoc acknowledges a signal.
-type signalDoc struct {
-	Object string `json:"object"`
-	TaskID string `json:"task_id"`
-	Name   string `json:"name"`
-}
-
 // handleTaskSignal delivers a named signal to a task: POST
 // /v1/tasks/{id}/signals/{name} answers 202 once the signal is recorded. An
 // empty body sends the null value.
@@ -389,7 +302,7 @@ func (s *Server) handleTaskSignal(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	var q signalRequest
+	var q client.SignalRequest
 	if len(body) > 0 {
 		if err := decodeStrict(body, &q); err != nil {
 			s.writeError(w, r, err)
@@ -408,12 +321,12 @@ func (s *Server) handleTaskSignal(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, r, renameParam(err, "payload", "input"))
 			return
 		}
-		s.writeJSON(w, http.StatusAccepted, signalDoc{Object: "signal", TaskID: id, Name: name})
+		s.writeJSON(w, http.StatusAccepted, client.Signal{Object: "signal", TaskID: id, Name: name})
 		return
 	}
 	// Under an Idempotency-Key the answer is stored with the signal, in one
 	// transaction.
-	answer, err := encodeJSON(signalDoc{Object: "signal", TaskID: id, Name: name})
+	answer, err := encodeJSON(client.Signal{Object: "signal", TaskID: id, Name: name})
 	if err != nil {
 		s.writeError(w, r, err)
 		return

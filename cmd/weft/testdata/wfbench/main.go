@@ -1,5 +1,5 @@
-// Command wfbench is the workflow guest of the daemon's workflow
-// benchmarks (cmd/weft/workflow_bench_test.go): an echo activity and
+// Command wfbench is the workflow guest of the daemon's workflow benchmarks
+// (cmd/internal/daemon/workflow_bench_test.go): an echo activity and
 // workflows that run it sequentially, in parallel, or wait for a signal.
 //
 // Build (the committed cmd/weft/testdata/wfbench.wasm is this command's

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"encoding/json"
@@ -12,13 +12,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// lockFile is the file of the data directory that `weft serve` holds an
-// exclusive flock on while it runs (docs/operations.md, "Data directory,
-// logs and store errors").
-const lockFile = "weft.lock"
-
-// lockHolder is what the lock file says about the daemon that holds it.
-type lockHolder struct {
+// LockHolder is what the lock file (LockFile) says about the daemon that
+// holds it.
+type LockHolder struct {
 	PID       int       `json:"pid"`
 	Addr      string    `json:"addr,omitempty"`
 	StartedAt time.Time `json:"started_at"`
@@ -30,21 +26,22 @@ type lockHolder struct {
 // daemon does not block the next one.
 type dataLock struct {
 	f      *os.File
-	holder lockHolder
+	holder LockHolder
 }
 
-// errDataDirInUse is the error of a data directory another daemon holds.
-type errDataDirInUse struct {
+// DataDirInUseError is the error of a data directory another daemon holds.
+type DataDirInUseError struct {
 	dir    string
-	holder *lockHolder // nil when the file says nothing readable
+	holder *LockHolder // nil when the file says nothing readable
 }
 
-func (e *errDataDirInUse) Error() string {
+// Error names the daemon that holds the directory.
+func (e *DataDirInUseError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "weft: data directory %s is in use by ", e.dir)
 	h := e.holder
 	if h == nil || h.PID == 0 {
-		b.WriteString("another weft process (see " + filepath.Join(e.dir, lockFile) + ")")
+		b.WriteString("another weft process (see " + filepath.Join(e.dir, LockFile) + ")")
 		return b.String()
 	}
 	fmt.Fprintf(&b, "weft pid %d", h.PID)
@@ -59,10 +56,10 @@ func (e *errDataDirInUse) Error() string {
 
 // lockDataDir takes the exclusive lock of dir (flock LOCK_EX|LOCK_NB on
 // dir/weft.lock) and writes this process's pid and start time into the
-// file. When another process holds the lock it returns *errDataDirInUse
+// file. When another process holds the lock it returns *DataDirInUseError
 // naming it, having changed nothing.
 func lockDataDir(dir string) (*dataLock, error) {
-	path := filepath.Join(dir, lockFile)
+	path := filepath.Join(dir, LockFile)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open lock file: %w", err)
@@ -70,11 +67,11 @@ func lockDataDir(dir string) (*dataLock, error) {
 	if err := flock(f, unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		_ = f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, &errDataDirInUse{dir: dir, holder: readLockHolder(path)}
+			return nil, &DataDirInUseError{dir: dir, holder: readLockHolder(path)}
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	l := &dataLock{f: f, holder: lockHolder{PID: os.Getpid(), StartedAt: time.Now().UTC().Truncate(time.Second)}}
+	l := &dataLock{f: f, holder: LockHolder{PID: os.Getpid(), StartedAt: time.Now().UTC().Truncate(time.Second)}}
 	if err := l.write(); err != nil {
 		l.release()
 		return nil, err
@@ -118,13 +115,13 @@ func (l *dataLock) release() {
 // readLockHolder reads the lock file of a daemon that holds it; nil when
 // it says nothing readable (the holder may be rewriting it). A few reads
 // a millisecond apart get past such a rewrite.
-func readLockHolder(path string) *lockHolder {
+func readLockHolder(path string) *LockHolder {
 	for range 5 {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return nil
 		}
-		var h lockHolder
+		var h LockHolder
 		if json.Unmarshal(data, &h) == nil && h.PID > 0 {
 			return &h
 		}

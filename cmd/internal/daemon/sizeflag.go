@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"fmt"
@@ -26,10 +26,10 @@ var sizeUnits = []struct {
 	{"B", 1},
 }
 
-// parseSize reads a positive byte count: a whole number with an optional
+// ParseSize reads a positive byte count: a whole number with an optional
 // unit (B, K/KiB, M/MiB, G/GiB as powers of 1024; KB, MB, GB as powers of
 // 1000).
-func parseSize(s string) (int64, error) {
+func ParseSize(s string) (int64, error) {
 	n, err := parseSizeOrZero(s)
 	if err == nil && n == 0 {
 		err = fmt.Errorf("invalid size %q (use e.g. 64MiB, 1GiB or a byte count)", s)
@@ -37,7 +37,7 @@ func parseSize(s string) (int64, error) {
 	return n, err
 }
 
-// parseSizeOrZero is parseSize that also takes 0.
+// parseSizeOrZero is ParseSize that also takes 0.
 func parseSizeOrZero(s string) (int64, error) {
 	num, factor := strings.TrimSpace(s), int64(1)
 	for _, u := range sizeUnits {
@@ -89,8 +89,8 @@ func (v sizeValue[T]) Set(s string) error {
 
 func (v sizeValue[T]) Type() string { return "size" }
 
-// sizeVar defines a byte-count flag with units on f, with default def.
-func sizeVar[T int | int64](f *pflag.FlagSet, p *T, name string, def T, usage string) {
+// SizeVar defines a byte-count flag with units on f, with default def.
+func SizeVar[T int | int64](f *pflag.FlagSet, p *T, name string, def T, usage string) {
 	*p = def
 	f.Var(sizeValue[T]{p}, name, usage)
 }

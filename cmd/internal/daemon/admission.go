@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/weft-run/weft/host"
 	"github.com/weft-run/weft/sdk-wasm/abi"
@@ -42,36 +42,43 @@ const (
 	exitRejected = 3
 )
 
-// admissionConfig is the admission part of the daemon's configuration.
-type admissionConfig struct {
-	limits           host.ModuleLimits
-	memoryLimit      int64
-	compileTimeout   time.Duration
-	compileMaxMemory int64
-	compileWorkers   int
+// Admission is the module-admission part of the daemon's configuration
+// (docs/operations.md, "Module admission").
+type Admission struct {
+	// Limits are the structural limits a module is checked against.
+	Limits host.ModuleLimits
+	// MemoryLimit is the memory limit of a plugin call whose task sets
+	// none; a module's initial memory must fit in it.
+	MemoryLimit int64
+	// CompileTimeout is the wall-clock and CPU time a compile may take.
+	CompileTimeout time.Duration
+	// CompileMaxMemory is the memory the compile child may take beyond
+	// its start.
+	CompileMaxMemory int64
+	// CompileWorkers is how many compile children run at once.
+	CompileWorkers int
 }
 
-// addAdmissionFlags registers the flags of module admission on cmd.
-func addAdmissionFlags(cmd *cobra.Command, c *admissionConfig) {
-	f := cmd.Flags()
+// addAdmissionFlags registers the flags of module admission on f.
+func addAdmissionFlags(f *pflag.FlagSet, c *Admission) {
 	d := host.DefaultModuleLimits
-	l := &c.limits
-	sizeVar(f, &c.memoryLimit, "memory-limit", defaultMemoryLimit, "memory limit of a plugin call whose task sets none, in bytes; a module's initial memory must fit in it")
-	f.DurationVar(&c.compileTimeout, "compile-timeout", defaultCompileTimeout, "wall-clock and CPU time a module's compile may take before the deploy fails")
-	sizeVar(f, &c.compileMaxMemory, "compile-max-memory", defaultCompileMaxMemory, "memory, in bytes, the child process that compiles a module may take beyond its start")
-	f.IntVar(&c.compileWorkers, "compile-workers", defaultCompileWorkers, "compile children run at once; further compiles wait their turn")
-	sizeVar(f, &l.MaxModuleSize, "module-max-size", d.MaxModuleSize, "largest module, in bytes")
+	l := &c.Limits
+	SizeVar(f, &c.MemoryLimit, "memory-limit", defaultMemoryLimit, "memory limit of a plugin call whose task sets none, in bytes; a module's initial memory must fit in it")
+	f.DurationVar(&c.CompileTimeout, "compile-timeout", defaultCompileTimeout, "wall-clock and CPU time a module's compile may take before the deploy fails")
+	SizeVar(f, &c.CompileMaxMemory, "compile-max-memory", defaultCompileMaxMemory, "memory, in bytes, the child process that compiles a module may take beyond its start")
+	f.IntVar(&c.CompileWorkers, "compile-workers", defaultCompileWorkers, "compile children run at once; further compiles wait their turn")
+	SizeVar(f, &l.MaxModuleSize, "module-max-size", d.MaxModuleSize, "largest module, in bytes")
 	f.Int64Var(&l.MaxFunctions, "module-max-functions", d.MaxFunctions, "most functions of a module, imported and defined")
 	f.Int64Var(&l.MaxLocals, "module-max-locals", d.MaxLocals, "most locals one function declares")
 	f.Int64Var(&l.MaxTotalLocals, "module-max-total-locals", d.MaxTotalLocals, "most locals of all functions of a module together")
-	sizeVar(f, &l.MaxBodySize, "module-max-body-size", d.MaxBodySize, "largest function body, in bytes")
+	SizeVar(f, &l.MaxBodySize, "module-max-body-size", d.MaxBodySize, "largest function body, in bytes")
 	f.Int64Var(&l.MaxParams, "module-max-params", d.MaxParams, "most parameters of a function type")
 	f.Int64Var(&l.MaxResults, "module-max-results", d.MaxResults, "most results of a function type")
 	f.Int64Var(&l.MaxTypes, "module-max-types", d.MaxTypes, "most function types of a module")
 	f.Int64Var(&l.MaxBrTableTargets, "module-max-br-table-targets", d.MaxBrTableTargets, "most targets of one br_table")
 	f.Int64Var(&l.MaxNesting, "module-max-nesting", d.MaxNesting, "deepest nesting of blocks in a function")
 	f.Int64Var(&l.MaxDataSegments, "module-max-data-segments", d.MaxDataSegments, "most data segments of a module")
-	sizeVar(f, &l.MaxDataSize, "module-max-data-size", d.MaxDataSize, "most bytes of all data segments of a module")
+	SizeVar(f, &l.MaxDataSize, "module-max-data-size", d.MaxDataSize, "most bytes of all data segments of a module")
 	f.Int64Var(&l.MaxElemSegments, "module-max-elem-segments", d.MaxElemSegments, "most element segments of a module")
 	f.Int64Var(&l.MaxElemSize, "module-max-elem-size", d.MaxElemSize, "most elements of all element segments of a module")
 	f.Int64Var(&l.MaxTableSize, "module-max-table-size", d.MaxTableSize, "largest initial or maximum size of a table, in elements")
@@ -82,15 +89,15 @@ func addAdmissionFlags(cmd *cobra.Command, c *admissionConfig) {
 }
 
 // validate rejects settings that cannot work.
-func (c admissionConfig) validate() error {
+func (c Admission) validate() error {
 	switch {
-	case c.memoryLimit <= 0 || c.memoryLimit > 4<<30:
+	case c.MemoryLimit <= 0 || c.MemoryLimit > 4<<30:
 		return fmt.Errorf("--memory-limit must be between 1 and %d bytes", int64(4<<30))
-	case c.compileTimeout <= 0:
+	case c.CompileTimeout <= 0:
 		return fmt.Errorf("--compile-timeout must be positive")
-	case c.compileMaxMemory < 256<<20:
+	case c.CompileMaxMemory < 256<<20:
 		return fmt.Errorf("--compile-max-memory must be at least %d bytes", 256<<20)
-	case c.compileWorkers < 1:
+	case c.CompileWorkers < 1:
 		return fmt.Errorf("--compile-workers must be at least 1")
 	}
 	return nil
@@ -130,7 +137,7 @@ type childCompiler struct {
 
 // newChildCompiler returns the compiler of a daemon whose host has cfg. Its
 // children run bin (empty: this executable).
-func newChildCompiler(stop context.Context, bin string, cfg host.Config, a admissionConfig, log hclog.Logger) (*childCompiler, error) {
+func newChildCompiler(stop context.Context, bin string, cfg host.Config, a Admission, log hclog.Logger) (*childCompiler, error) {
 	if bin == "" {
 		exe, err := os.Executable()
 		if err != nil {
@@ -140,14 +147,14 @@ func newChildCompiler(stop context.Context, bin string, cfg host.Config, a admis
 	}
 	job := compileJob{
 		CacheDir: cfg.CacheDir, MemoryLimit: cfg.MemoryLimit, MaxMemoryLimit: cfg.MaxMemoryLimit, Limits: cfg.ModuleLimits,
-		MaxMemory: a.compileMaxMemory, CPUSeconds: uint64((a.compileTimeout + time.Second - 1) / time.Second),
+		MaxMemory: a.CompileMaxMemory, CPUSeconds: uint64((a.CompileTimeout + time.Second - 1) / time.Second),
 	}
 	// A child killed while it wrote the cache leaves a temporary file. The
 	// cache may be shared (--cache) with daemons compiling right now, so
 	// only files older than any compile may be are removed.
 	if tmps, err := filepath.Glob(filepath.Join(cfg.CacheDir, "wazero-*", "*.tmp")); err == nil {
 		for _, f := range tmps {
-			if fi, err := os.Stat(f); err == nil && time.Since(fi.ModTime()) > 2*a.compileTimeout {
+			if fi, err := os.Stat(f); err == nil && time.Since(fi.ModTime()) > 2*a.CompileTimeout {
 				_ = os.Remove(f)
 			}
 		}
@@ -163,9 +170,9 @@ func newChildCompiler(stop context.Context, bin string, cfg host.Config, a admis
 		bin:         bin,
 		job:         job,
 		fingerprint: hex.EncodeToString(sum[:6]),
-		timeout:     a.compileTimeout,
+		timeout:     a.CompileTimeout,
 		stop:        stop,
-		slots:       make(chan struct{}, max(1, a.compileWorkers)),
+		slots:       make(chan struct{}, max(1, a.CompileWorkers)),
 		log:         log,
 	}, nil
 }
@@ -298,31 +305,29 @@ func wazeroVersion() string {
 	return "unknown"
 }
 
-// newInternalCmd is `weft internal`, the hidden commands the daemon runs in
-// child processes of itself.
-func newInternalCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "internal", Short: "commands the daemon runs in its child processes", Hidden: true}
-	var job string
-	compile := &cobra.Command{
-		Use:   "compile",
-		Short: "check and compile the module on stdin into the compilation cache",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var j compileJob
-			if err := json.Unmarshal([]byte(job), &j); err != nil {
-				return usageError{fmt.Errorf("--job: %w", err)}
-			}
-			return runCompileChild(cmd.Context(), j, cmd.InOrStdin(), cmd.ErrOrStderr())
-		},
-	}
-	compile.Flags().StringVar(&job, "job", "", "the compile job, JSON")
-	cmd.AddCommand(compile)
-	return cmd
-}
+// Errors of RunCompileChild.
+var (
+	// ErrBadJob: the job is not one the daemon writes.
+	ErrBadJob = errors.New("bad compile job")
+	// ErrModuleRejected: the module broke a rule of admission; the reason
+	// is written to stderr. The process exits with ExitRejected.
+	ErrModuleRejected = errors.New("module rejected")
+)
 
-// runCompileChild is the child's side: limit itself, read the module, check
-// and compile it with the daemon's configuration, and exit.
-func runCompileChild(ctx context.Context, j compileJob, stdin io.Reader, stderr io.Writer) error {
+// ExitRejected is the compile child's exit status for a module it rejects;
+// its stderr holds the reason.
+const ExitRejected = exitRejected
+
+// RunCompileChild is the compile child's side (`weft internal compile --job
+// JOB`): limit this process, read the module from stdin, check and compile
+// it into the cache with the daemon's configuration that job (JSON) carries.
+// The daemon runs it in a child process of Config.CompileBin, so that a
+// compile bomb kills only the child.
+func RunCompileChild(ctx context.Context, job string, stdin io.Reader, stderr io.Writer) error {
+	var j compileJob
+	if err := json.Unmarshal([]byte(job), &j); err != nil {
+		return fmt.Errorf("%w: --job: %w", ErrBadJob, err)
+	}
 	if j.MaxMemory > 0 {
 		// A short-lived process with a hard ceiling: collect seldom, and
 		// hard only near the ceiling.
@@ -344,9 +349,30 @@ func runCompileChild(ctx context.Context, j compileJob, stdin io.Reader, stderr 
 		var he *host.Error
 		if errors.As(err, &he) && he.Code == abi.CodeInvalidModule {
 			fmt.Fprint(stderr, he.Message)
-			return exitError{code: exitRejected}
+			return ErrModuleRejected
 		}
 		return err
 	}
 	return nil
+}
+
+// CompileChildMain runs the compile child and exits the process when args
+// (os.Args[1:]) are those the daemon starts it with (`internal compile
+// --job JOB`); otherwise it returns at once. A test binary that runs
+// daemons with Config.CompileBin set to itself (os.Executable) calls it
+// first in its TestMain, and so is its daemons' compile child.
+func CompileChildMain(args []string) {
+	if len(args) != 4 || args[0] != "internal" || args[1] != "compile" || args[2] != "--job" {
+		return
+	}
+	err := RunCompileChild(context.Background(), args[3], os.Stdin, os.Stderr)
+	switch {
+	case err == nil:
+		os.Exit(0)
+	case errors.Is(err, ErrModuleRejected):
+		os.Exit(ExitRejected)
+	default:
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 }

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package main
+package daemon
 
 // privateUmask does nothing where there is no umask.
 func privateUmask() {}

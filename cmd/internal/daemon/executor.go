@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -21,6 +21,9 @@ type executor struct {
 }
 
 var _ runtime.Executor = executor{}
+
+// Executor returns the engine's Executor over the wazero host h.
+func Executor(h *host.Host) runtime.Executor { return executor{host: h} }
 
 // Compile implements runtime.Executor.
 func (x executor) Compile(ctx context.Context, wasm []byte) (*runtime.ModuleInfo, error) {

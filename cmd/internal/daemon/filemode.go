@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"errors"
@@ -15,7 +15,7 @@ import (
 // directory may hold other things of the user's.
 var daemonFiles = []string{
 	sqlite.FileName, sqlite.FileName + "-wal", sqlite.FileName + "-shm", sqlite.FileName + "-journal",
-	adminTokenFile, addrFile, cacheDir, "modules",
+	AdminTokenFile, AddrFile, CacheDirName, "modules",
 }
 
 // privateDataDir makes the daemon's files private before it opens any:

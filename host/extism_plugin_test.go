@@ -1,18 +1,33 @@
 package host_test
 
 import (
-	"context"
+	"bytes"
+	"os"
 	"testing"
 
-	extism "github.com/extism/go-sdk"
 	"github.com/stretchr/testify/require"
-	"github.com/tetratelabs/wazero"
 
 	"github.com/weft-run/weft/host/internal/wasmgen"
 )
 
-// This file is the only user of github.com/extism/go-sdk: a test-only
-// dependency for the comparison in BenchmarkEcho.
+// The Extism side of the echo comparison (cmd/compare, BenchmarkEcho)
+// runs this plugin; it is assembled here, where the wasm assembler lives,
+// and committed beside the comparison, which is a module of its own and
+// cannot import host/internal.
+const extismEchoPath = "../cmd/compare/testdata/extism-echo.wasm"
+
+// TestExtismEchoPlugin checks that the committed plugin is the one
+// extismEchoPlugin assembles; -update rewrites it (with the other
+// hand-assembled guests).
+func TestExtismEchoPlugin(t *testing.T) {
+	want := extismEchoPlugin()
+	if *updateTestdata {
+		require.NoError(t, os.WriteFile(extismEchoPath, want, 0o644))
+	}
+	got, err := os.ReadFile(extismEchoPath)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(want, got), "%s is stale: go test ./host -run TestExtismEchoPlugin -update", extismEchoPath)
+}
 
 // extismEchoPlugin returns an Extism plugin with one export, echo, that
 // copies its input to its output the way Extism's PDKs do: input_length,
@@ -57,22 +72,4 @@ func extismEchoPlugin() []byte {
 	m.ExportMemory("memory")
 	m.Export("echo", echo)
 	return m.Bytes()
-}
-
-// newExtismEcho returns a function that calls the echo plugin through a
-// warm Extism plugin, with wazero's close-on-context-done on (as in the
-// host) or with Extism's default runtime configuration.
-func newExtismEcho(tb testing.TB, closeOnDone bool) func([]byte) ([]byte, error) {
-	ctx := context.Background()
-	cfg := extism.PluginConfig{EnableWasi: true}
-	if closeOnDone {
-		cfg.RuntimeConfig = wazero.NewRuntimeConfig().WithCloseOnContextDone(true)
-	}
-	p, err := extism.NewPlugin(ctx, extism.Manifest{Wasm: []extism.Wasm{extism.WasmData{Data: extismEchoPlugin()}}}, cfg, nil)
-	require.NoError(tb, err)
-	tb.Cleanup(func() { _ = p.Close(ctx) })
-	return func(in []byte) ([]byte, error) {
-		_, out, err := p.Call("echo", in)
-		return out, err
-	}
 }

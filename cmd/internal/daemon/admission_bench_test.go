@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package daemon
 
 import (
 	"context"
@@ -24,19 +24,17 @@ import (
 // empty compilation cache) and cached (a warm cache, as at a redeploy or
 // after a restart).
 //
-//	go test -run '^$' -bench BenchmarkDeployAdmission -benchtime 9x ./cmd/weft/
+//	go test -run '^$' -bench BenchmarkDeployAdmission -benchtime 9x ./cmd/internal/daemon/
 func BenchmarkDeployAdmission(b *testing.B) {
 	wasm, err := os.ReadFile(testkitWasm)
 	require.NoError(b, err)
-	bin := MustBuildWeft(b)
+	bin := testBin(b)
 	newHost := func(b *testing.B, dir string, child bool) *host.Host {
 		// Without admission: every digest counts as admitted, so neither
 		// the structural pass nor a child runs.
 		cfg := host.Config{CacheDir: dir, Admitted: func(string) bool { return true }}
 		if child {
-			c, err := newChildCompiler(context.Background(), bin, cfg, admissionConfig{
-				memoryLimit: defaultMemoryLimit, compileTimeout: defaultCompileTimeout, compileMaxMemory: defaultCompileMaxMemory, compileWorkers: defaultCompileWorkers,
-			}, hclog.NewNullLogger())
+			c, err := newChildCompiler(context.Background(), bin, cfg, DefaultConfig().Admission, hclog.NewNullLogger())
 			require.NoError(b, err)
 			cfg.Precompile, cfg.Admitted = c.Precompile, c.Admitted
 		}

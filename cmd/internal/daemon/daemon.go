@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -27,6 +27,11 @@ import (
 	"github.com/weft-run/weft/store/sqlite"
 )
 
+// ErrPreflightBlocked is Run's error when the preflight check found stored
+// payloads that are not Avro Value v1 frames; its report is written to
+// stderr (or logged, with --log-format json) and nothing was changed.
+var ErrPreflightBlocked = errors.New("preflight blocked")
+
 // Main is the daemon: the pieces `weft serve` opens, in the order it opens
 // them, and closes in reverse. Run opens everything and returns once the
 // HTTP API listens; Done ends when it stops serving; Close stops the
@@ -36,12 +41,9 @@ import (
 // Run is called at most once. Close may be called any number of times,
 // from any goroutine, once Run has returned.
 type Main struct {
-	cfg            serveConfig
+	cfg            Config
 	stdout, stderr io.Writer
 	logger         hclog.Logger
-	// compileBin is the binary run as the compile child; empty means
-	// this executable (a test runs the weft binary built from here).
-	compileBin string
 
 	// bg is the context of the daemon's own background work (compile
 	// children), cancelled when Close begins.
@@ -64,18 +66,18 @@ type Main struct {
 	closeErr  error
 }
 
-// NewMain returns the daemon of cfg, logging to stderr and printing its
-// address to stdout. It opens nothing; Run does.
-func NewMain(cfg serveConfig, stdout, stderr io.Writer) *Main {
+// New returns the daemon of cfg (DefaultConfig, ParseFlags), logging to
+// stderr and printing its address to stdout. It opens nothing; Run does.
+func New(cfg Config, stdout, stderr io.Writer) *Main {
 	return &Main{
 		cfg:    cfg,
 		stdout: stdout,
 		stderr: stderr,
 		logger: hclog.New(&hclog.LoggerOptions{
 			Name:       "weft",
-			Level:      hclog.LevelFromString(cfg.logLevel),
+			Level:      hclog.LevelFromString(cfg.LogLevel),
 			Output:     stderr,
-			JSONFormat: cfg.logFormat == "json",
+			JSONFormat: cfg.LogFormat == "json",
 		}),
 		done: make(chan struct{}),
 	}
@@ -85,7 +87,8 @@ func NewMain(cfg serveConfig, stdout, stderr io.Writer) *Main {
 // modes, the store, the preflight check, the compile child, the plugin
 // host, the engine (bootstrap and start-up recovery) and the HTTP
 // listener. It returns once the API serves. ctx bounds the opening only.
-// A preflight that blocks returns an exitError after writing its report;
+// A preflight that blocks returns ErrPreflightBlocked after writing its
+// report;
 // any failure closes what was opened before Run returns it.
 func (m *Main) Run(ctx context.Context) error {
 	if err := m.open(ctx); err != nil {
@@ -98,19 +101,19 @@ func (m *Main) Run(ctx context.Context) error {
 func (m *Main) open(ctx context.Context) error {
 	cfg, logger := m.cfg, m.logger
 	m.bg, m.stopBg = context.WithCancel(context.WithoutCancel(ctx))
-	if err := os.MkdirAll(cfg.dataDir, 0o700); err != nil {
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("create data directory: %w", err)
 	}
 	// One daemon per data directory, locked before anything is read,
 	// recovered or written; a full file fails its write instead of killing
 	// the daemon.
 	signal.Ignore(syscall.SIGXFSZ)
-	lock, err := lockDataDir(cfg.dataDir)
+	lock, err := lockDataDir(cfg.DataDir)
 	if err != nil {
 		return err
 	}
 	m.lock = lock
-	if err := privateDataDir(cfg.dataDir); err != nil {
+	if err := privateDataDir(cfg.DataDir); err != nil {
 		return err
 	}
 
@@ -120,8 +123,8 @@ func (m *Main) open(ctx context.Context) error {
 		return fmt.Errorf("metrics: %w", err)
 	}
 	db, err := sqlite.Open(ctx, sqlite.Config{
-		Path:          filepath.Join(cfg.dataDir, sqlite.FileName),
-		Synchronous:   cfg.synchronous,
+		Path:          filepath.Join(cfg.DataDir, sqlite.FileName),
+		Synchronous:   cfg.Synchronous,
 		Logger:        logger,
 		ObserveCommit: metrics.ObserveStoreCommit,
 	})
@@ -137,7 +140,7 @@ func (m *Main) open(ctx context.Context) error {
 		return fmt.Errorf("preflight: %w", err)
 	}
 	if !report.OK() {
-		if cfg.logFormat == "json" {
+		if cfg.LogFormat == "json" {
 			findings := make([]string, len(report.Findings))
 			for i, f := range report.Findings {
 				findings[i] = f.String()
@@ -147,55 +150,43 @@ func (m *Main) open(ctx context.Context) error {
 		} else {
 			_ = report.WriteText(m.stderr)
 		}
-		return exitError{code: 1}
+		return ErrPreflightBlocked
 	}
 
-	files, err := blob.New(blob.Config{Dir: cfg.dataDir})
+	files, err := blob.New(blob.Config{Dir: cfg.DataDir})
 	if err != nil {
 		return fmt.Errorf("module files: %w", err)
 	}
-	hcfg := host.Config{
-		CacheDir:     firstNonEmpty(cfg.cacheDir, filepath.Join(cfg.dataDir, cacheDir)),
-		Logger:       logger.Named("host"),
-		MemoryLimit:  cfg.admission.memoryLimit,
-		ModuleLimits: cfg.admission.limits,
-		Logs:         cfg.pluginLogs,
-	}
-	compiler, err := newChildCompiler(m.bg, m.compileBin, hcfg, cfg.admission, logger.Named("compile"))
+	h, err := OpenHost(m.bg, cfg, logger)
 	if err != nil {
 		return err
-	}
-	hcfg.Precompile, hcfg.Admitted = compiler.Precompile, compiler.Admitted
-	h, err := host.New(hcfg)
-	if err != nil {
-		return fmt.Errorf("plugin host: %w", err)
 	}
 	m.host = h
 
 	engine, err := runtime.New(runtime.Config{
 		Store:     db,
-		Executor:  executor{host: h},
+		Executor:  Executor(h),
 		Modules:   files,
 		Logger:    logger,
 		Metrics:   metrics,
-		Workers:   cfg.workers,
-		Retention: cfg.retention,
+		Workers:   cfg.Workers,
+		Retention: cfg.Retention,
 		DefaultRetry: &store.RetryPolicy{
 			InitialInterval:    runtime.DefaultActivityRetry.InitialInterval,
 			BackoffCoefficient: runtime.DefaultActivityRetry.BackoffCoefficient,
-			MaximumAttempts:    cfg.retryAttempts,
+			MaximumAttempts:    cfg.RetryAttempts,
 		},
 
-		DefaultMemoryLimit:    cfg.admission.memoryLimit,
-		ClientWorkers:         cfg.clientWorkers,
-		MemoryBudget:          cfg.memoryBudget,
-		ClientMemoryLimit:     cfg.clientMemoryLimit,
-		MaxPendingSignals:     cfg.maxPendingSignals,
-		MaxPendingSignalBytes: cfg.maxPendingSigBytes,
+		DefaultMemoryLimit:    cfg.Admission.MemoryLimit,
+		ClientWorkers:         cfg.ClientWorkers,
+		MemoryBudget:          cfg.MemoryBudget,
+		ClientMemoryLimit:     cfg.ClientMemoryLimit,
+		MaxPendingSignals:     cfg.MaxPendingSignals,
+		MaxPendingSignalBytes: cfg.MaxPendingSignalBytes,
 
-		StoreRetry: cfg.storeRetry,
+		StoreRetry: cfg.StoreRetry,
 
-		ProgressInterval: cfg.progressInterval,
+		ProgressInterval: cfg.ProgressInterval,
 	})
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
@@ -205,12 +196,12 @@ func (m *Main) open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("access: %w", err)
 	}
-	token, created, err := acc.Bootstrap(ctx, cfg.dataDir)
+	token, created, err := acc.Bootstrap(ctx, cfg.DataDir)
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
 	if created && token != "" {
-		logger.Info("created the admin client", "token_file", filepath.Join(cfg.dataDir, adminTokenFile))
+		logger.Info("created the admin client", "token_file", filepath.Join(cfg.DataDir, AdminTokenFile))
 	}
 	if err := engine.Open(ctx); err != nil {
 		return fmt.Errorf("open engine: %w", err)
@@ -218,12 +209,12 @@ func (m *Main) open(ctx context.Context) error {
 	m.engineOpen = true
 	api, err := httpapi.New(httpapi.Config{
 		Engine: engine, Access: acc, Logger: logger.Named("http"), Metrics: reg,
-		MaxPageBytes: cfg.maxPageBytes, MaxProjectionBytes: cfg.maxProjectionBytes, MaxReadBytes: cfg.maxReadBytes,
+		MaxPageBytes: cfg.MaxPageBytes, MaxProjectionBytes: cfg.MaxProjectionBytes, MaxReadBytes: cfg.MaxReadBytes,
 	})
 	if err != nil {
 		return fmt.Errorf("http api: %w", err)
 	}
-	ln, err := net.Listen("tcp", cfg.addr)
+	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
@@ -236,13 +227,13 @@ func (m *Main) open(ctx context.Context) error {
 	}
 	srv.RegisterOnShutdown(api.CloseStreams) // SSE streams end when shutdown begins
 	m.addr = ln.Addr().String()
-	if err := os.WriteFile(filepath.Join(cfg.dataDir, addrFile), []byte(m.addr+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(cfg.DataDir, AddrFile), []byte(m.addr+"\n"), 0o600); err != nil {
 		logger.Warn("write address file", "error", err)
 	}
 	if err := lock.setAddr(m.addr); err != nil {
 		logger.Warn("write lock file", "error", err)
 	}
-	logger.Info("serving", "addr", m.addr, "data", cfg.dataDir)
+	logger.Info("serving", "addr", m.addr, "data", cfg.DataDir)
 	fmt.Fprintf(m.stdout, "weft listening on http://%s\n", m.addr)
 
 	m.srv = srv
@@ -254,6 +245,14 @@ func (m *Main) open(ctx context.Context) error {
 		m.doneOnce.Do(func() { close(m.done) })
 	}()
 	return nil
+}
+
+// cacheDir is the compilation cache of cfg.
+func cacheDir(cfg Config) string {
+	if cfg.CacheDir != "" {
+		return cfg.CacheDir
+	}
+	return filepath.Join(cfg.DataDir, CacheDirName)
 }
 
 // Addr is the address the HTTP API listens on, HOST:PORT, once Run has
@@ -298,9 +297,9 @@ func (m *Main) close(ctx context.Context) error {
 	}
 	switch {
 	case m.srv != nil:
-		m.logger.Info("shutting down", "grace", m.cfg.grace)
-		m.engine.Drain(ctx, m.cfg.grace)
-		closeCtx, cancel := context.WithTimeout(ctx, shutdownD)
+		m.logger.Info("shutting down", "grace", m.cfg.Grace)
+		m.engine.Drain(ctx, m.cfg.Grace)
+		closeCtx, cancel := context.WithTimeout(ctx, StopTimeout)
 		engineDone := make(chan error, 1)
 		go func() { engineDone <- m.engine.Close(closeCtx) }()
 		if err := m.srv.Shutdown(closeCtx); err != nil {
@@ -310,7 +309,7 @@ func (m *Main) close(ctx context.Context) error {
 		cancel()
 	case m.engineOpen:
 		// Run failed after the engine opened: nothing was served.
-		closeCtx, cancel := context.WithTimeout(ctx, shutdownD)
+		closeCtx, cancel := context.WithTimeout(ctx, StopTimeout)
 		logErr("close engine", m.engine.Close(closeCtx))
 		cancel()
 	}
@@ -325,4 +324,29 @@ func (m *Main) close(ctx context.Context) error {
 		m.doneOnce.Do(func() { close(m.done) })
 	}
 	return errors.Join(errs...)
+}
+
+// OpenHost starts the plugin side of a daemon configured by cfg: the
+// compile children that admit and compile modules (cfg.Admission,
+// cfg.CompileBin) into the compilation cache (cfg.CacheDir, or DATA/cache)
+// and the wazero host that runs them. The children stop when stop ends;
+// the caller closes the host. Executor adapts it to the engine.
+func OpenHost(stop context.Context, cfg Config, logger hclog.Logger) (*host.Host, error) {
+	hcfg := host.Config{
+		CacheDir:     cacheDir(cfg),
+		Logger:       logger.Named("host"),
+		MemoryLimit:  cfg.Admission.MemoryLimit,
+		ModuleLimits: cfg.Admission.Limits,
+		Logs:         cfg.PluginLogs,
+	}
+	compiler, err := newChildCompiler(stop, cfg.CompileBin, hcfg, cfg.Admission, logger.Named("compile"))
+	if err != nil {
+		return nil, err
+	}
+	hcfg.Precompile, hcfg.Admitted = compiler.Precompile, compiler.Admitted
+	h, err := host.New(hcfg)
+	if err != nil {
+		return nil, fmt.Errorf("plugin host: %w", err)
+	}
+	return h, nil
 }

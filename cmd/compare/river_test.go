@@ -1,4 +1,4 @@
-package main
+package compare
 
 import (
 	"context"
@@ -7,20 +7,25 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
+	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite" River's SQLite driver runs on
+
+	"github.com/weft-run/weft/cmd/internal/loadbench"
 )
 
-// The River side of the load comparison lives in a test file so that River
-// and its SQLite driver stay out of the weft binary: it is measured here, by
-// BenchmarkLoadVersusRiver, on the same work as `weft bench load`.
+// The River side of the load comparison: River is measured here, by
+// BenchmarkLoadVersusRiver, on the same work as `weft bench load`, in the
+// same run as weft.
 
 // riverLoadConfig is one River load run: jobs no-op jobs inserted one by
 // one (Client.Insert, as weft's clients submit one task per request) from
@@ -41,7 +46,7 @@ type riverLoadResult struct {
 	// (sent once the completion is committed).
 	Elapsed       time.Duration
 	JobsPerSecond float64
-	InsertLatency latencySummary
+	InsertLatency loadbench.LatencySummary
 }
 
 // riverNoopArgs are the arguments of River's no-op job.
@@ -157,6 +162,102 @@ func runRiverLoad(ctx context.Context, dir string, cfg riverLoadConfig) (*riverL
 	return &riverLoadResult{
 		Elapsed:       elapsed,
 		JobsPerSecond: float64(cfg.Jobs) / elapsed.Seconds(),
-		InsertLatency: summarize(lat),
+		InsertLatency: loadbench.Summarize(lat),
 	}, nil
+}
+
+// BenchmarkLoadVersusRiver measures weft and River on the same work in the
+// same run, alternating which goes first: weft's tasks/s (as
+// BenchmarkLoadEcho) and River's jobs/s for 10,000 no-op jobs inserted one
+// by one from 32 goroutines into SQLite with WAL and synchronous=FULL, in
+// two configurations: River's defaults with 100 workers, and tuned for
+// throughput (1,000 workers, 2 ms fetch cooldown). It reports both ratios.
+func BenchmarkLoadVersusRiver(b *testing.B) {
+	cfg := loadConfig(b)
+	rivers := []struct {
+		name string
+		cfg  riverLoadConfig
+		jobs float64
+		secs float64
+	}{
+		{name: "river", cfg: riverLoadConfig{Jobs: cfg.Tasks, Clients: cfg.Clients, Workers: 100}},
+		{name: "river_tuned", cfg: riverLoadConfig{Jobs: cfg.Tasks, Clients: cfg.Clients, Workers: 1000, FetchCooldown: 2 * time.Millisecond}},
+	}
+	var weftTasks, weftSeconds float64
+	round := 0
+	for b.Loop() {
+		runWeft := func() {
+			rep := mustRunLoad(b, cfg)
+			weftTasks += float64(rep.Completed)
+			weftSeconds += rep.ElapsedSeconds
+			b.Logf("round %d: weft %.0f tasks/s, submit p50 %.1f ms p99 %.1f ms, %.1f writes per commit, writer busy %.2f",
+				round, rep.TasksPerSecond, rep.Submit.LatencyMS.P50, rep.Submit.LatencyMS.P99, rep.Store.WritesPerCommit, rep.Store.WriterBusy)
+		}
+		runRivers := func() {
+			for i := range rivers {
+				r := &rivers[i]
+				res, err := runRiverLoad(b.Context(), b.TempDir(), r.cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				r.jobs += float64(r.cfg.Jobs)
+				r.secs += res.Elapsed.Seconds()
+				b.Logf("round %d: %s %.0f jobs/s, insert p50 %.1f ms p99 %.1f ms",
+					round, r.name, res.JobsPerSecond, res.InsertLatency.P50, res.InsertLatency.P99)
+			}
+		}
+		if round%2 == 0 {
+			runWeft()
+			runRivers()
+		} else {
+			runRivers()
+			runWeft()
+		}
+		round++
+	}
+	weft := weftTasks / weftSeconds
+	b.ReportMetric(weft, "weft_tasks/s")
+	for _, r := range rivers {
+		b.ReportMetric(r.jobs/r.secs, r.name+"_jobs/s")
+		b.ReportMetric(weft/(r.jobs/r.secs), "ratio_"+r.name)
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
+// loadConfig is weft's side of the load comparison, the defaults of `weft
+// bench load` (a tenth under -short), with this test binary as the
+// in-process daemon's compile child (TestMain).
+func loadConfig(tb testing.TB) loadbench.Config {
+	tb.Helper()
+	bin, err := os.Executable()
+	require.NoError(tb, err)
+	cfg := loadbench.Config{Wasm: testkitWasm, CompileBin: bin}
+	cfg = cfg.WithDefaults()
+	if testing.Short() {
+		cfg.Tasks /= 10
+	}
+	return cfg
+}
+
+// mustRunLoad is loadbench.Run that fails tb unless every task completed.
+func mustRunLoad(tb testing.TB, cfg loadbench.Config) *loadbench.Report {
+	tb.Helper()
+	rep, err := loadbench.Run(tb.Context(), cfg, io.Discard)
+	require.NoError(tb, err)
+	require.True(tb, rep.OK() && rep.Completed == rep.Tasks, "load run: %d completed of %d, %d lost, %d failed, %d unfinished, %d submit errors",
+		rep.Completed, rep.Tasks, rep.Lost, rep.Failed, rep.Unfinished, rep.Submit.Errors)
+	return rep
+}
+
+// TestRiverLoad runs a small River load as the benchmark does, and weft's
+// beside it, so that `go test` proves both sides of the comparison work.
+func TestRiverLoad(t *testing.T) {
+	res, err := runRiverLoad(t.Context(), t.TempDir(), riverLoadConfig{Jobs: 200, Clients: 4, Workers: 100})
+	require.NoError(t, err)
+	require.Positive(t, res.JobsPerSecond)
+	require.GreaterOrEqual(t, res.InsertLatency.P99, res.InsertLatency.P50)
+	cfg := loadConfig(t)
+	cfg.Tasks, cfg.Clients = 200, 4
+	rep := mustRunLoad(t, cfg)
+	require.Positive(t, rep.TasksPerSecond)
 }

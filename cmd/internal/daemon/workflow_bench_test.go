@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -19,11 +19,11 @@ import (
 	"github.com/weft-run/weft/store/sqlite"
 )
 
-// The workflow guests of the benchmarks, in Go (testdata/wfbench) and in C
-// (testdata/wfbench-c).
+// The workflow guests of the benchmarks, in Go (cmd/weft/testdata/wfbench)
+// and in C (cmd/weft/testdata/wfbench-c).
 var (
-	wfbenchWasm  = filepath.Join("testdata", "wfbench.wasm")
-	wfbenchCWasm = filepath.Join("testdata", "wfbench-c.wasm")
+	wfbenchWasm  = filepath.Join("..", "..", "weft", "testdata", "wfbench.wasm")
+	wfbenchCWasm = filepath.Join("..", "..", "weft", "testdata", "wfbench-c.wasm")
 )
 
 // benchEngine is the daemon's engine in this process: real SQLite (WAL,
@@ -172,7 +172,7 @@ func reportRatio(b *testing.B, unit string, per, ref cost, refUnit string) {
 // (testdata/wfbench-c, sdk-wasm/c) run the same workflow; their difference
 // is the cost of each SDK's own code in the guest.
 //
-//	go test ./cmd/weft -run '^$' -bench BenchmarkWorkflowReplay -benchtime 20x
+//	go test ./cmd/internal/daemon -run '^$' -bench BenchmarkWorkflowReplay -benchtime 20x
 func BenchmarkWorkflowReplay(b *testing.B) {
 	be := MustBenchEngine(b)
 	ctx := context.Background()
@@ -282,7 +282,7 @@ func BenchmarkWorkflowReplay(b *testing.B) {
 // to completion through the engine with durable commits (target: at most
 // 2×).
 //
-//	go test ./cmd/weft -run '^$' -bench BenchmarkWorkflowActivities -benchtime 5x
+//	go test ./cmd/internal/daemon -run '^$' -bench BenchmarkWorkflowActivities -benchtime 5x
 func BenchmarkWorkflowActivities(b *testing.B) {
 	be := MustBenchEngine(b)
 	const activities = 100

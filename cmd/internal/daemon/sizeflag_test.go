@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"testing"
@@ -11,8 +11,8 @@ func TestSizeFlag(t *testing.T) {
 	var big int64
 	var small int
 	f := pflag.NewFlagSet("t", pflag.ContinueOnError)
-	sizeVar(f, &big, "big", 64<<20, "")
-	sizeVar(f, &small, "small", 4096, "")
+	SizeVar(f, &big, "big", 64<<20, "")
+	SizeVar(f, &small, "small", 4096, "")
 	require.Equal(t, "64MiB", f.Lookup("big").DefValue)
 	require.Equal(t, "4KiB", f.Lookup("small").DefValue)
 
@@ -29,15 +29,4 @@ func TestSizeFlag(t *testing.T) {
 	require.Equal(t, 1<<20, small)
 	require.Equal(t, "1MiB", f.Lookup("small").Value.String())
 	require.Equal(t, "1000", formatSize(1000))
-}
-
-// TestE2EServeSizeFlags checks that the daemon takes sizes with units and
-// refuses a malformed one as a usage error.
-func TestE2EServeSizeFlags(t *testing.T) {
-	d := MustRunMain(t, "--memory-budget", "1GiB", "--max-page-bytes", "2MiB", "--memory-limit", "32MiB")
-	d.MustDeployTestkit()
-	require.Equal(t, 1, d.CLI("run", "testkit", "grow", "--json").Code, "grow stops at the 32MiB default limit")
-	res := d.CLI("serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0", "--memory-budget", "lots")
-	require.Equal(t, 2, res.Code, res.Stderr)
-	require.Contains(t, res.Stderr, `invalid size "lots"`)
 }

@@ -1,0 +1,176 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/weft-run/weft/host"
+	"github.com/weft-run/weft/runtime"
+)
+
+// Defaults of the data directory and the listen address (BRIEF §3.3).
+const (
+	DefaultDataDir = "./weft-data"
+	DefaultAddr    = "127.0.0.1:7700"
+)
+
+// Files and folders of the data directory.
+const (
+	// AdminTokenFile holds the admin client's token (mode 0600).
+	AdminTokenFile = "admin.token"
+	// AddrFile holds the address the daemon listens on.
+	AddrFile = "weft.addr"
+	// LockFile is the file the daemon holds an exclusive flock on while
+	// it runs (docs/operations.md, "Data directory, logs and store
+	// errors").
+	LockFile = "weft.lock"
+	// CacheDirName is the compilation cache, unless Config.CacheDir names
+	// another.
+	CacheDirName = "cache"
+	// AdmittedDir, in the cache, holds a marker per module digest a
+	// compile child admitted.
+	AdmittedDir = admittedDir
+)
+
+// StopTimeout bounds the stop of the engine and the HTTP server after the
+// grace period: the daemon is gone within it.
+const StopTimeout = 10 * time.Second
+
+// Config is the daemon's configuration: the flags of `weft serve`
+// (RegisterFlags), translated into the components' configurations by Run.
+// DefaultConfig holds the defaults; for the fields whose default is 0 the
+// component's own default applies.
+type Config struct {
+	// DataDir holds the database, module files, compilation cache and
+	// admin token. Defaults to DefaultDataDir.
+	DataDir string
+	// Addr is the HTTP listen address HOST:PORT; port 0 picks a free one.
+	// Defaults to DefaultAddr.
+	Addr string
+	// LogFormat is text or json. Defaults to text.
+	LogFormat string
+	// LogLevel is trace, debug, info, warn or error. Defaults to info.
+	LogLevel string
+	// Workers is the number of tasks run at once; 0 is the engine's
+	// default (128).
+	Workers int
+	// Synchronous is SQLite's synchronous setting, FULL or NORMAL.
+	// Defaults to FULL.
+	Synchronous string
+	// Retention is how long finished tasks are kept; 0 is the stored
+	// setting (7 days).
+	Retention time.Duration
+	// Grace is how long a graceful stop lets running plugin calls finish.
+	// Defaults to 10 s.
+	Grace time.Duration
+	// RetryAttempts is the attempts of the default retry policy of
+	// activity tasks. Defaults to runtime.DefaultActivityRetry's.
+	RetryAttempts int
+
+	// Memory and fairness (docs/operations.md); 0 is the engine's or the
+	// HTTP API's default.
+	ClientWorkers         int
+	MemoryBudget          int64
+	ClientMemoryLimit     int64
+	MaxPendingSignals     int
+	MaxPendingSignalBytes int64
+	MaxPageBytes          int64
+	MaxProjectionBytes    int64
+	MaxReadBytes          int64
+
+	// PluginLogs bounds the plugins' lines in the daemon's log. Defaults
+	// to the host's defaults.
+	PluginLogs host.LogLimits
+	// StoreRetry bounds the writes kept while the store refuses them.
+	// Defaults to the engine's defaults.
+	StoreRetry runtime.StoreRetry
+	// Admission is module admission.
+	Admission Admission
+	// CacheDir is the compilation cache, which daemons of one weft
+	// version may share. Defaults to DATA/cache.
+	CacheDir string
+	// ProgressInterval spaces the task.progress events of one call.
+	// Defaults to runtime.DefaultProgressInterval.
+	ProgressInterval time.Duration
+
+	// CompileBin is the executable run as the compile child, as
+	// `CompileBin internal compile --job JOB` (RunCompileChild). Defaults
+	// to this executable; tests and benchmarks that run the daemon in
+	// their own process name the weft binary.
+	CompileBin string
+}
+
+// DefaultConfig returns the configuration of `weft serve` without flags.
+func DefaultConfig() Config {
+	var cfg Config
+	RegisterFlags(pflag.NewFlagSet("serve", pflag.ContinueOnError), &cfg)
+	return cfg
+}
+
+// ParseFlags returns the configuration of `weft serve args`, validated.
+func ParseFlags(args []string) (Config, error) {
+	var cfg Config
+	f := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	f.Usage = func() {}
+	RegisterFlags(f, &cfg)
+	if err := f.Parse(args); err != nil {
+		return cfg, err
+	}
+	if f.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected arguments %q", f.Args())
+	}
+	return cfg, cfg.Validate()
+}
+
+// Validate checks what the flags cannot.
+func (cfg *Config) Validate() error {
+	switch cfg.LogFormat {
+	case "text", "json":
+	default:
+		return fmt.Errorf("--log-format must be text or json, not %q", cfg.LogFormat)
+	}
+	if cfg.Grace < 0 {
+		return errors.New("--shutdown-grace must not be negative")
+	}
+	if cfg.RetryAttempts < 1 {
+		return errors.New("--default-retry-attempts must be at least 1")
+	}
+	return cfg.Admission.validate()
+}
+
+// RegisterFlags defines the flags of `weft serve` on f, into cfg, with the
+// defaults of DefaultConfig.
+func RegisterFlags(f *pflag.FlagSet, cfg *Config) {
+	f.StringVar(&cfg.DataDir, "data", DefaultDataDir, "data directory (database, module files, compilation cache, admin token)")
+	f.StringVar(&cfg.Addr, "addr", DefaultAddr, "HTTP listen address HOST:PORT (port 0 picks a free one)")
+	f.StringVar(&cfg.LogFormat, "log-format", "text", "log format: text or json")
+	f.StringVar(&cfg.LogLevel, "log-level", "info", "log level: trace, debug, info, warn or error")
+	f.IntVar(&cfg.Workers, "workers", 0, "tasks run at once (default 128)")
+	f.StringVar(&cfg.Synchronous, "synchronous", "FULL", "SQLite synchronous setting: FULL (every commit survives power loss) or NORMAL")
+	f.DurationVar(&cfg.Retention, "retention", 0, "how long finished tasks are kept (default: the stored setting, 7 days)")
+	f.DurationVar(&cfg.Grace, "shutdown-grace", 10*time.Second, "on SIGTERM, how long running plugin calls may go on before they are interrupted")
+	f.IntVar(&cfg.RetryAttempts, "default-retry-attempts", runtime.DefaultActivityRetry.MaximumAttempts,
+		"attempts of an activity task created without a retry policy (1: no retry; waits start at 1s and double)")
+	f.IntVar(&cfg.ClientWorkers, "client-workers", 0, "most workers one client's tasks hold at once (default: workers less max(1, workers/8))")
+	SizeVar(f, &cfg.MemoryBudget, "memory-budget", 0, "sum of the memory limits of the plugin calls in flight, in bytes (default 4GiB)")
+	SizeVar(f, &cfg.ClientMemoryLimit, "client-memory-limit", 0, "largest memory_limit_bytes a non-admin client may ask for (default 256MiB)")
+	f.IntVar(&cfg.MaxPendingSignals, "max-pending-signals", 0, "signals a workflow may hold unconsumed (default 1000)")
+	SizeVar(f, &cfg.MaxPendingSignalBytes, "max-pending-signal-bytes", 0, "bytes of signals a workflow may hold unconsumed (default 16MiB)")
+	SizeVar(f, &cfg.MaxPageBytes, "max-page-bytes", 0, "a list page ends early past this encoded size (default 4MiB)")
+	SizeVar(f, &cfg.MaxProjectionBytes, "max-projection-bytes", 0, "largest stored payload shown with its typed projection (default 1MiB)")
+	SizeVar(f, &cfg.MaxReadBytes, "max-read-bytes", 0, "stored payload bytes single reads write out at once (default 64MiB)")
+	f.Float64Var(&cfg.PluginLogs.Rate, "plugin-log-rate", host.DefaultLogRate, "plugin log lines per second each module may write to the daemon's log")
+	f.IntVar(&cfg.PluginLogs.Burst, "plugin-log-burst", host.DefaultLogBurst, "plugin log lines each module may write at once, above --plugin-log-rate")
+	f.Float64Var(&cfg.PluginLogs.ByteRate, "plugin-log-bytes", host.DefaultLogByteRate, "plugin log bytes per second each module may write to the daemon's log")
+	SizeVar(f, &cfg.PluginLogs.ByteBurst, "plugin-log-burst-bytes", host.DefaultLogByteBurst, "plugin log bytes each module may write at once, above --plugin-log-bytes")
+	f.IntVar(&cfg.PluginLogs.CallLines, "plugin-log-call-lines", host.DefaultLogCallLines, "most plugin log lines one call (or one _initialize) writes to the daemon's log")
+	SizeVar(f, &cfg.PluginLogs.MaxLine, "plugin-log-max-line", host.DefaultLogMaxLine, "longest plugin log line in the daemon's log, in bytes; longer ones are cut")
+	f.IntVar(&cfg.StoreRetry.MaxTasks, "store-retry-tasks", runtime.DefaultStoreRetryTasks, "most task writes kept in memory, and written again, while the store refuses writes")
+	SizeVar(f, &cfg.StoreRetry.MaxBytes, "store-retry-bytes", runtime.DefaultStoreRetryBytes, "most bytes of outputs, errors and events those writes hold")
+	addAdmissionFlags(f, &cfg.Admission)
+	f.StringVar(&cfg.CacheDir, "cache", "", "compilation cache directory, which daemons of one weft version may share (default DATA/cache)")
+	f.DurationVar(&cfg.ProgressInterval, "progress-interval", runtime.DefaultProgressInterval, "shortest time between two task.progress events of one plugin call; reports in between coalesce")
+}
