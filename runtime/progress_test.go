@@ -8,11 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/store"
-	"github.com/weft-run/weft/store/storetest"
 )
 
 // progressEvents returns the payloads of the task.progress events of evs
@@ -172,19 +169,4 @@ func TestProgress(t *testing.T) {
 		_, err := New(cfg)
 		require.Error(t, err)
 	})
-}
-
-// BenchmarkProgressReport measures what one progress report costs the
-// plugin call while the throttled writer appends to a real store.
-func BenchmarkProgressReport(b *testing.B) {
-	bundle := mustStore(b)
-	task := storetest.MustRunning(b, bundle.db, nil)
-	l := progressLog{store: bundle.db, interval: DefaultProgressInterval, log: hclog.NewNullLogger()}
-	l.begin(task.ID)
-	b.ReportAllocs()
-	for i := int64(0); b.Loop(); i++ {
-		l.report(i, 0, "copying")
-	}
-	b.StopTimer()
-	l.end(context.Background())
 }

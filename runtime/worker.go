@@ -10,6 +10,7 @@ import (
 
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/runtime/fault"
+	"github.com/weft-run/weft/runtime/internal/callrec"
 	"github.com/weft-run/weft/store"
 )
 
@@ -31,9 +32,9 @@ type worker struct {
 	e    *Engine
 	task *store.Task
 	call Call
-	logs taskLog
+	logs callrec.Log
 	// progress throttles the progress reports of the call in progress.
-	progress progressLog
+	progress *callrec.Progress
 	// next is work handed to this worker by the run that ended: the
 	// activity a workflow scheduled, or the workflow an activity woke. It
 	// runs right away, without a claim.
@@ -55,8 +56,8 @@ func (e *Engine) worker() {
 	w.call.Wasm = w.wasm
 	w.call.Log = w.logLine
 	w.call.SaveCheckpoint = w.saveCheckpoint
-	w.progress = progressLog{store: e.store, interval: e.cfg.ProgressInterval, log: e.log}
-	w.call.Progress = w.progress.report
+	w.progress = callrec.NewProgress(e.store, e.cfg.ProgressInterval, e.log)
+	w.call.Progress = w.progress.Report
 	for {
 		select {
 		case it := <-e.sched.work:
@@ -161,11 +162,11 @@ func (w *worker) run(it workItem) {
 		w.runWorkflow(ctx, callCtx, t, deadline, timeout)
 		return
 	}
-	w.logs.reset()
-	w.progress.begin(t.ID)
+	w.logs.Reset()
+	w.progress.Begin(t.ID)
 	res, err := w.invoke(callCtx, t, timeout)
-	w.logs.flush(ctx, e.store, t.ID, true)
-	w.progress.end(ctx)
+	w.logs.Flush(ctx, e.store, t.ID, true)
+	w.progress.End(ctx)
 	w.settle(ctx, callCtx, t, deadline, res, err)
 }
 
@@ -428,8 +429,8 @@ func levelName(level string) string {
 // logLine implements Call.Log for activities: the line goes to the plugin's
 // logger and, in batches, to the task's event log.
 func (w *worker) logLine(level, msg string) {
-	if w.logs.add(levelName(level), msg, w.e.now()) {
-		w.logs.flush(context.Background(), w.e.store, w.task.ID, false)
+	if w.logs.Add(levelName(level), msg, w.e.now()) {
+		w.logs.Flush(context.Background(), w.e.store, w.task.ID, false)
 	}
 }
 

@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"errors"
-	"slices"
 	"time"
 
 	"github.com/weft-run/weft/codec"
@@ -37,7 +36,7 @@ func (w *worker) runWorkflow(ctx, callCtx context.Context, t *store.Task, deadli
 			}
 		}
 		r := journal.NewReplay(t, j, e.now(), journal.Record, e.activityDigest)
-		w.logs.reset()
+		w.logs.Reset()
 		w.call.Workflow = r
 		w.call.Log = func(level, msg string) { w.workflowLog(r, level, msg) }
 		w.call.LogReplayed = j.Logged()
@@ -120,16 +119,13 @@ func (e *Engine) activityDigest(ctx context.Context, module, function string) (s
 // plugin's logger and, with the run's commit, to the task's log.
 func (w *worker) workflowLog(r *journal.Replay, level, msg string) {
 	if r.LogLine() {
-		w.logs.add(levelName(level), msg, w.e.now())
+		w.logs.Add(levelName(level), msg, w.e.now())
 	}
 }
 
 // workflowLogEvents takes the log events of the run that ended.
 func (w *worker) workflowLogEvents() []store.EventDraft {
-	w.logs.countDropped()
-	out := slices.Clone(w.logs.pending)
-	w.logs.reset()
-	return out
+	return w.logs.Take()
 }
 
 // appendLogs appends the log events of a run that commits nothing.

@@ -1,4 +1,4 @@
-package runtime
+package callrec
 
 import (
 	"context"
@@ -12,20 +12,13 @@ import (
 	"github.com/weft-run/weft/store"
 )
 
-// EventProgress is the type of the events that carry an activity's
-// progress reports: {"done": N, "total": N, "message": "…"}, total 0 when
-// unknown, message left out when empty. One call appends at most one per
-// Config.ProgressInterval, and the last report of the call is always
-// recorded; the task's Progress field is the latest one.
-const EventProgress = store.EventProgress
-
-// progressLog throttles the progress reports of one call into
+// Progress throttles the progress reports of one call into
 // task.progress events. A report only replaces the pending one under a
 // lock; a goroutine of its own appends it, so the plugin call never waits
 // for the store. Between two appends of the goroutine at least the
-// interval passes; end writes what is still pending when the call ends.
+// interval passes; End writes what is still pending when the call ends.
 // One worker uses it for one call at a time.
-type progressLog struct {
+type Progress struct {
 	store    store.Store
 	interval time.Duration
 	log      hclog.Logger
@@ -40,15 +33,21 @@ type progressLog struct {
 	wg      sync.WaitGroup
 }
 
-// begin prepares the log for a call of task id.
-func (l *progressLog) begin(id string) {
+// NewProgress returns the progress log of a worker: it appends to s, at
+// most one event per interval, and logs a failed append to log.
+func NewProgress(s store.Store, interval time.Duration, log hclog.Logger) *Progress {
+	return &Progress{store: s, interval: interval, log: log}
+}
+
+// Begin prepares the log for a call of task id.
+func (l *Progress) Begin(id string) {
 	l.mu.Lock()
 	l.taskID, l.has, l.stop, l.ended = id, false, nil, false
 	l.mu.Unlock()
 }
 
-// report takes one report of the call; it never blocks on the store.
-func (l *progressLog) report(done, total int64, message string) {
+// Report takes one report of the call; it never blocks on the store.
+func (l *Progress) Report(done, total int64, message string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.ended {
@@ -69,8 +68,8 @@ func (l *progressLog) report(done, total int64, message string) {
 
 // writer appends the pending report, waits the interval, and goes on while
 // reports keep coming; it ends once an interval passed without one, or
-// when the call ends (end appends what is left).
-func (l *progressLog) writer(id string, stop <-chan struct{}) {
+// when the call ends (End appends what is left).
+func (l *Progress) writer(id string, stop <-chan struct{}) {
 	defer l.wg.Done()
 	timer := time.NewTimer(l.interval)
 	defer timer.Stop()
@@ -93,10 +92,10 @@ func (l *progressLog) writer(id string, stop <-chan struct{}) {
 	}
 }
 
-// end stops the writer, waits for its append in flight, and appends the
+// End stops the writer, waits for its append in flight, and appends the
 // report still pending, so the last report of the call is recorded, once,
 // before the call's outcome is written.
-func (l *progressLog) end(ctx context.Context) {
+func (l *Progress) End(ctx context.Context) {
 	l.mu.Lock()
 	l.ended = true
 	if l.stop != nil {
@@ -122,14 +121,14 @@ type progressData struct {
 
 // append writes one task.progress event and the task's progress with it.
 // A task that has already finished keeps its log as it is.
-func (l *progressLog) append(ctx context.Context, id string, p *store.TaskProgress) {
+func (l *Progress) append(ctx context.Context, id string, p *store.TaskProgress) {
 	payload, err := json.Marshal(progressData{Done: p.Done, Total: p.Total, Message: p.Message})
 	if err != nil {
 		return
 	}
 	_, err = l.store.EventAppend(ctx, &store.EventAppendParams{
 		TaskID: id, Progress: p,
-		Events: []store.EventDraft{{Type: EventProgress, Payload: payload}},
+		Events: []store.EventDraft{{Type: store.EventProgress, Payload: payload}},
 	})
 	if err != nil && !errors.Is(err, store.ErrTaskFinished) {
 		l.log.Warn("record task progress", "task_id", id, "error", err)

@@ -1,8 +1,9 @@
-package runtime
+package callrec
 
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/weft-run/weft/store"
@@ -25,21 +26,21 @@ const (
 	logFlushLines = 64
 )
 
-// taskLog buffers the log lines of one call and appends them to the task's
+// Log buffers the log lines of one call and appends them to the task's
 // event log in batches. It is used by one worker at a time.
-type taskLog struct {
+type Log struct {
 	pending  []store.EventDraft
 	recorded int
 	dropped  int
 }
 
-// reset prepares the buffer for the next call.
-func (l *taskLog) reset() {
+// Reset prepares the buffer for the next call.
+func (l *Log) Reset() {
 	l.pending, l.recorded, l.dropped = l.pending[:0], 0, 0
 }
 
-// add buffers one line; it reports whether the buffer is due for a flush.
-func (l *taskLog) add(level, msg string, at time.Time) bool {
+// Add buffers one line; it reports whether the buffer is due for a flush.
+func (l *Log) Add(level, msg string, at time.Time) bool {
 	if l.recorded+len(l.pending) >= MaxLogEvents {
 		l.dropped++
 		return false
@@ -56,9 +57,9 @@ func (l *taskLog) add(level, msg string, at time.Time) bool {
 	return len(l.pending) >= logFlushLines
 }
 
-// countDropped buffers the event that counts the lines dropped so far, if
+// CountDropped buffers the event that counts the lines dropped so far, if
 // any, and starts counting again.
-func (l *taskLog) countDropped() {
+func (l *Log) CountDropped() {
 	if l.dropped == 0 {
 		return
 	}
@@ -69,12 +70,12 @@ func (l *taskLog) countDropped() {
 	l.dropped = 0
 }
 
-// flush appends the buffered lines, and with final the count of dropped
+// Flush appends the buffered lines, and with final the count of dropped
 // ones, to task id's event log. A task that has already finished keeps its
 // log as it is: its lines still went to the plugin's logger.
-func (l *taskLog) flush(ctx context.Context, s store.Store, id string, final bool) {
+func (l *Log) Flush(ctx context.Context, s store.Store, id string, final bool) {
 	if final {
-		l.countDropped()
+		l.CountDropped()
 	}
 	if len(l.pending) == 0 {
 		return
@@ -85,3 +86,16 @@ func (l *taskLog) flush(ctx context.Context, s store.Store, id string, final boo
 	}
 	l.pending = l.pending[:0]
 }
+
+// Take returns the buffered events, with the count of dropped lines, and
+// empties the buffer for the next call: a workflow run commits them with
+// its journal.
+func (l *Log) Take() []store.EventDraft {
+	l.CountDropped()
+	out := slices.Clone(l.pending)
+	l.Reset()
+	return out
+}
+
+// Pending returns the events buffered and not yet appended.
+func (l *Log) Pending() []store.EventDraft { return l.pending }
