@@ -2,7 +2,8 @@
 // SHA-256 digest, outside the database (persistence §11.1: model files stay
 // outside the database; the database holds metadata and digests).
 //
-// A file with digest "sha256:<hex>" lives at DIR/modules/sha256/<hex>. It is
+// A file with digest "sha256:<hex>" lives at DIR/sha256/<hex>, DIR being the
+// modules directory (the daemon's --modules, by default DATA/modules). It is
 // written atomically (a temporary file in the same directory, fsync, rename,
 // fsync of the directory), so a crash leaves either the whole file or none,
 // and it is verified against its digest every time it is read: a file
@@ -10,7 +11,7 @@
 //
 // # Usage
 //
-//	files, err := blob.New(blob.Config{Dir: dataDir})
+//	files, err := blob.New(blob.Config{Dir: filepath.Join(dataDir, "modules")})
 //	digest, size, err := files.PutReader(ctx, body)
 //	wasm, err := files.Get(ctx, digest)
 package blob
@@ -57,15 +58,15 @@ const staleTemp = time.Hour
 
 // Config configures a Store.
 type Config struct {
-	// Dir is the data directory; files live under Dir/modules/sha256.
-	// Required.
+	// Dir is the modules directory; files live under Dir/sha256. Hosts
+	// that share one database share it too. Required.
 	Dir string
 }
 
 // Store is a directory of content-addressed files. It is safe for
 // concurrent use, also by several processes.
 type Store struct {
-	dir string // DIR/modules/sha256
+	dir string // DIR/sha256
 }
 
 // New creates the directory if needed, removes temporary files that a crash
@@ -74,7 +75,7 @@ func New(cfg Config) (*Store, error) {
 	if cfg.Dir == "" {
 		return nil, errors.New("open module files: Config.Dir is required")
 	}
-	dir := filepath.Join(cfg.Dir, "modules", "sha256")
+	dir := filepath.Join(cfg.Dir, "sha256")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("open module files: %w", err)
 	}

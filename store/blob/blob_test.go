@@ -36,7 +36,7 @@ func TestStore(t *testing.T) {
 		require.Equal(t, "sha256:"+hex.EncodeToString(sum[:]), digest)
 		require.Equal(t, digest, blob.Digest(data))
 
-		path := filepath.Join(dir, "modules", "sha256", hex.EncodeToString(sum[:]))
+		path := filepath.Join(dir, "sha256", hex.EncodeToString(sum[:]))
 		onDisk, err := os.ReadFile(path)
 		require.NoError(t, err)
 		require.Equal(t, data, onDisk)
@@ -168,14 +168,14 @@ func TestStore(t *testing.T) {
 		r := &cancelAfter{r: bytes.NewReader(bytes.Repeat([]byte("x"), 1<<20)), n: 3, cancel: cancel}
 		_, _, err := s.PutReader(ctx, r)
 		require.ErrorIs(t, err, context.Canceled)
-		entries, err := os.ReadDir(filepath.Join(dir, "modules", "sha256"))
+		entries, err := os.ReadDir(filepath.Join(dir, "sha256"))
 		require.NoError(t, err)
 		require.Empty(t, entries)
 	})
 
 	t.Run("LeftoverTempFiles", func(t *testing.T) {
 		dir := t.TempDir()
-		files := filepath.Join(dir, "modules", "sha256")
+		files := filepath.Join(dir, "sha256")
 		require.NoError(t, os.MkdirAll(files, 0o700))
 		old := filepath.Join(files, ".tmp-0001")
 		fresh := filepath.Join(files, ".tmp-0002")

@@ -3,6 +3,9 @@ package daemon
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -47,6 +50,13 @@ type Config struct {
 	// DataDir holds the database, module files, compilation cache and
 	// admin token. Defaults to DefaultDataDir.
 	DataDir string
+	// Store names a PostgreSQL database (postgres://… or postgresql://…)
+	// that several daemons may share; empty is SQLite under DataDir.
+	// Defaults to $WEFT_STORE.
+	Store string
+	// ModulesDir holds the module files, content-addressed; daemons that
+	// share a database share it. Defaults to DATA/modules.
+	ModulesDir string
 	// Addr is the HTTP listen address HOST:PORT; port 0 picks a free one.
 	// Defaults to DefaultAddr.
 	Addr string
@@ -103,10 +113,15 @@ type Config struct {
 	CompileBin string
 }
 
+// EnvStore is the environment variable that names the store when --store
+// is not given.
+const EnvStore = "WEFT_STORE"
+
 // DefaultConfig returns the configuration of `weft serve` without flags.
 func DefaultConfig() Config {
 	var cfg Config
 	RegisterFlags(pflag.NewFlagSet("serve", pflag.ContinueOnError), &cfg)
+	cfg.Store = os.Getenv(EnvStore)
 	return cfg
 }
 
@@ -122,11 +137,17 @@ func ParseFlags(args []string) (Config, error) {
 	if f.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected arguments %q", f.Args())
 	}
+	if !f.Changed("store") {
+		cfg.Store = os.Getenv(EnvStore)
+	}
 	return cfg, cfg.Validate()
 }
 
 // Validate checks what the flags cannot.
 func (cfg *Config) Validate() error {
+	if cfg.Store != "" && !IsPostgres(cfg.Store) {
+		return errors.New("--store must be a PostgreSQL URL (postgres://…); leave it out for SQLite under --data")
+	}
 	switch cfg.LogFormat {
 	case "text", "json":
 	default:
@@ -145,6 +166,8 @@ func (cfg *Config) Validate() error {
 // defaults of DefaultConfig.
 func RegisterFlags(f *pflag.FlagSet, cfg *Config) {
 	f.StringVar(&cfg.DataDir, "data", DefaultDataDir, "data directory (database, module files, compilation cache, admin token)")
+	f.StringVar(&cfg.Store, "store", "", "PostgreSQL database several daemons share, postgres://user@host:port/db (default $"+EnvStore+"; unset: SQLite under --data)")
+	f.StringVar(&cfg.ModulesDir, "modules", "", "module files directory, shared by the daemons of one database (default DATA/modules)")
 	f.StringVar(&cfg.Addr, "addr", DefaultAddr, "HTTP listen address HOST:PORT (port 0 picks a free one)")
 	f.StringVar(&cfg.LogFormat, "log-format", "text", "log format: text or json")
 	f.StringVar(&cfg.LogLevel, "log-level", "info", "log level: trace, debug, info, warn or error")
@@ -173,4 +196,17 @@ func RegisterFlags(f *pflag.FlagSet, cfg *Config) {
 	addAdmissionFlags(f, &cfg.Admission)
 	f.StringVar(&cfg.CacheDir, "cache", "", "compilation cache directory, which daemons of one weft version may share (default DATA/cache)")
 	f.DurationVar(&cfg.ProgressInterval, "progress-interval", runtime.DefaultProgressInterval, "shortest time between two task.progress events of one plugin call; reports in between coalesce")
+}
+
+// IsPostgres reports whether store names a PostgreSQL database.
+func IsPostgres(store string) bool {
+	return strings.HasPrefix(store, "postgres://") || strings.HasPrefix(store, "postgresql://")
+}
+
+// modulesDir is the module files directory of cfg.
+func modulesDir(cfg Config) string {
+	if cfg.ModulesDir != "" {
+		return cfg.ModulesDir
+	}
+	return filepath.Join(cfg.DataDir, "modules")
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/weft-run/weft/runtime/preflight"
 	"github.com/weft-run/weft/store"
 	"github.com/weft-run/weft/store/blob"
+	"github.com/weft-run/weft/store/postgres"
 	"github.com/weft-run/weft/store/sqlite"
 )
 
@@ -51,7 +52,7 @@ type Main struct {
 	stopBg context.CancelFunc
 
 	lock       *dataLock
-	db         *sqlite.DB
+	db         Store
 	host       *host.Host
 	engine     *runtime.Engine
 	engineOpen bool
@@ -122,14 +123,9 @@ func (m *Main) open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}
-	db, err := sqlite.Open(ctx, sqlite.Config{
-		Path:          filepath.Join(cfg.DataDir, sqlite.FileName),
-		Synchronous:   cfg.Synchronous,
-		Logger:        logger,
-		ObserveCommit: metrics.ObserveStoreCommit,
-	})
+	db, err := openStore(ctx, cfg, logger, metrics)
 	if err != nil {
-		return fmt.Errorf("open store: %w", err)
+		return err
 	}
 	m.db = db
 
@@ -153,7 +149,7 @@ func (m *Main) open(ctx context.Context) error {
 		return ErrPreflightBlocked
 	}
 
-	files, err := blob.New(blob.Config{Dir: cfg.DataDir})
+	files, err := blob.New(blob.Config{Dir: modulesDir(cfg)})
 	if err != nil {
 		return fmt.Errorf("module files: %w", err)
 	}
@@ -349,4 +345,32 @@ func OpenHost(stop context.Context, cfg Config, logger hclog.Logger) (*host.Host
 		return nil, fmt.Errorf("plugin host: %w", err)
 	}
 	return h, nil
+}
+
+// Store is what the daemon needs of its store: the contract, and a Close.
+type Store interface {
+	store.Store
+	Close(ctx context.Context) error
+}
+
+// openStore opens the store of cfg: the PostgreSQL database cfg.Store
+// names, or SQLite under cfg.DataDir.
+func openStore(ctx context.Context, cfg Config, logger hclog.Logger, metrics *runtime.Metrics) (Store, error) {
+	if cfg.Store != "" {
+		db, err := postgres.Open(ctx, cfg.Store, postgres.Options{Logger: logger})
+		if err != nil {
+			return nil, fmt.Errorf("open store: %w", err)
+		}
+		return db, nil
+	}
+	db, err := sqlite.Open(ctx, sqlite.Config{
+		Path:          filepath.Join(cfg.DataDir, sqlite.FileName),
+		Synchronous:   cfg.Synchronous,
+		Logger:        logger,
+		ObserveCommit: metrics.ObserveStoreCommit,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	return db, nil
 }
