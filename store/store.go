@@ -52,8 +52,8 @@ var (
 //
 // # Notes
 //
-// Implementations live in this repository (store/sqlite) and must pass
-// store/storetest. Consumers should declare the smaller interface they need.
+// Implementations live in this repository (store/sqlite, store/postgres)
+// and must pass store/storetest. Consumers should declare the smaller interface they need.
 type Store interface {
 	// ServiceInit creates the service identity on first start, together with
 	// the admin client in params when given, in one transaction. On later

@@ -155,9 +155,15 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open store %s: %w", redact(cfg), err)
 	}
 	db.watch = newWatchers(channelName(schema))
+	lcfg := cfg.ConnConfig.Copy()
+	conn, err := db.listenConn(ctx, lcfg)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open store %s: listen: %w", redact(cfg), err)
+	}
 	wctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	db.stopWatch, db.listenDone, db.pollDone = stop, make(chan struct{}), make(chan struct{})
-	go db.listen(wctx, cfg.ConnConfig.Copy())
+	go db.listen(wctx, lcfg, conn)
 	go db.poll(wctx, opts.WatchPollInterval)
 	return db, nil
 }

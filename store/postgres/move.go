@@ -55,8 +55,10 @@ var finishColumns = []string{
 var moveSQL = func() map[store.Status]string {
 	out := make(map[store.Status]string, len(moveColumns))
 	for st, cols := range moveColumns {
-		set := []string{"status = $1", "updated_at = $2", "last_seq = $3", "checkpoint_codec = $4", "checkpoint = $5",
-			"lease_host = $6", "lease_token = $7", "lease_expires_at = $8"}
+		set := []string{
+			"status = $1", "updated_at = $2", "last_seq = $3", "checkpoint_codec = $4", "checkpoint = $5",
+			"lease_host = $6", "lease_token = $7", "lease_expires_at = $8",
+		}
 		for _, c := range cols {
 			set = append(set, fmt.Sprintf("%s = $%d", c, len(set)+1))
 		}
@@ -71,8 +73,10 @@ var moveSQL = func() map[store.Status]string {
 // then the id and the expected status and last sequence number.
 func moveArgs(task *store.Task, from store.Status, lastSeq int64) []any {
 	cpCodec, cp := payloadArgs(task.Checkpoint)
-	args := []any{string(task.Status), task.UpdatedAt, task.LastSeq, cpCodec, cp,
-		task.Lease.Host, task.Lease.Token, tsOrNull(task.Lease.ExpiresAt)}
+	args := []any{
+		string(task.Status), task.UpdatedAt, task.LastSeq, cpCodec, cp,
+		task.Lease.Host, task.Lease.Token, tsOrNull(task.Lease.ExpiresAt),
+	}
 	switch task.Status {
 	case store.StatusQueued:
 		args = append(args, task.NotBefore)

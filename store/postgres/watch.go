@@ -159,50 +159,61 @@ func signal(ch chan struct{}) {
 	}
 }
 
-// listen keeps one connection, outside the pool, listening on the store's
-// channel until ctx ends, and reconnects with a backoff when it drops.
-// Every (re)connection fires all watchers: what was notified while no
-// connection listened is lost.
-func (db *DB) listen(ctx context.Context, cfg *pgx.ConnConfig) {
+// listenConn opens a connection, outside the pool, listening on the
+// store's channel. Open opens the first one before it returns, so that no
+// watcher can miss a commit before the listener listens.
+func (db *DB) listenConn(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, error) {
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{db.watch.channel}.Sanitize()); err != nil {
+		closeConn(conn)
+		return nil, err
+	}
+	return conn, nil
+}
+
+func closeConn(conn *pgx.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = conn.Close(ctx)
+}
+
+// listen hands the notifications of conn to the watchers until ctx ends,
+// and reconnects with a backoff when the connection drops. Every
+// reconnection fires all watchers: what was notified while no connection
+// listened is lost.
+func (db *DB) listen(ctx context.Context, cfg *pgx.ConnConfig, conn *pgx.Conn) {
 	defer close(db.listenDone)
 	wait := 100 * time.Millisecond
-	for ctx.Err() == nil {
-		err := db.listenOnce(ctx, cfg)
-		if ctx.Err() != nil {
-			return
+	for {
+		for conn != nil {
+			n, err := conn.WaitForNotification(ctx)
+			if err != nil {
+				closeConn(conn)
+				conn = nil
+				if ctx.Err() == nil {
+					db.log.Debug("event listener lost its connection", "error", err)
+				}
+				break
+			}
+			db.watch.handle(n.Payload)
+			wait = 100 * time.Millisecond
 		}
-		db.log.Debug("event listener reconnects", "error", err, "after", wait)
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, 10*time.Second)
-	}
-}
-
-// listenOnce connects, listens, and hands notifications to the watchers
-// until the connection fails or ctx ends.
-func (db *DB) listenOnce(ctx context.Context, cfg *pgx.ConnConfig) error {
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		_ = conn.Close(cctx)
-	}()
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{db.watch.channel}.Sanitize()); err != nil {
-		return err
-	}
-	db.watch.deliverAll()
-	for {
-		n, err := conn.WaitForNotification(ctx)
+		c, err := db.listenConn(ctx, cfg)
 		if err != nil {
-			return err
+			db.log.Debug("event listener reconnects", "error", err, "after", wait)
+			continue
 		}
-		db.watch.handle(n.Payload)
+		conn = c
+		db.watch.deliverAll()
 	}
 }
 

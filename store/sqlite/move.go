@@ -88,8 +88,10 @@ var moveSQL = func() map[store.Status]string {
 // then the id and the expected status and last sequence number.
 func moveArgs(task *store.Task, from store.Status, lastSeq int64) []any {
 	cpCodec, cp := payloadArgs(task.Checkpoint)
-	args := []any{string(task.Status), ms(task.UpdatedAt), task.LastSeq, cpCodec, cp,
-		task.Lease.Host, task.Lease.Token, msOrNull(task.Lease.ExpiresAt)}
+	args := []any{
+		string(task.Status), ms(task.UpdatedAt), task.LastSeq, cpCodec, cp,
+		task.Lease.Host, task.Lease.Token, msOrNull(task.Lease.ExpiresAt),
+	}
 	switch task.Status {
 	case store.StatusQueued:
 		args = append(args, ms(task.NotBefore))
