@@ -171,7 +171,8 @@ type Store interface {
 	// bound to no task. Safe at any time on any store; the shared-store
 	// counterpart of TaskRecover. It returns ErrInvalid for bad params.
 	TaskReclaim(ctx context.Context, params *TaskReclaimParams) (*TaskReclaimResult, error)
-	// LeaseExtend renews, in one statement, every lease of params.Held that
+	// LeaseExtend renews, in one transaction (one statement on a shared
+	// store, whatever the number of leases), every lease of params.Held that
 	// params.Host still holds (the task's token is the one given), to
 	// params.TTL from now by the store's clock, and returns the tasks whose
 	// lease it no longer holds: their runs must stop, since every fenced
@@ -209,7 +210,8 @@ type Store interface {
 	// WorkflowResume makes each running workflow of params.IDs that is not waiting
 	// claimable now by WorkflowClaim, and leaves a waiting one waiting: at
 	// start-up, a workflow that was in the middle of a run (policy resume)
-	// runs again from its journal. Ids of other tasks are ignored.
+	// runs again from its journal. It gives up the leases of the
+	// workflows it makes claimable. Ids of other tasks are ignored.
 	WorkflowResume(ctx context.Context, params *WorkflowResumeParams) error
 
 	// EventAppend appends events to a task's log with the next sequence

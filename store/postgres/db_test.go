@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"flag"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -383,7 +384,7 @@ func (b *syncBuffer) String() string {
 }
 
 // TestHosts runs two stores on one database, as two hosts would: claims
-// never hand one task to both, and appends from both to one task's log
+// and takeovers never hand one task to both, and appends from both to one task's log
 // leave no gap.
 func TestHosts(t *testing.T) {
 	dsn := NewSchema(t, NewDatabase(t))
@@ -430,6 +431,43 @@ func TestHosts(t *testing.T) {
 	for id, k := range seen {
 		require.Equal(t, 1, k, "task %s claimed %d times", id, k)
 	}
+
+	// Hosts reclaiming at once never take over one task twice.
+	const expired = 40
+	for range expired {
+		storetest.MustInsertTask(t, a, &store.TaskInsertParams{
+			OnRestart: store.OnRestartResume, Start: true, Host: "host-dead", LeaseTTL: time.Millisecond,
+		})
+	}
+	time.Sleep(30 * time.Millisecond)
+	taken := map[string]string{}
+	for w := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			host := fmt.Sprintf("host-%d", w)
+			for {
+				res, err := hosts[w%2].TaskReclaim(ctx, &store.TaskReclaimParams{Host: host, Limit: 3})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(res.Resumed) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, r := range res.Resumed {
+					if prev, ok := taken[r.ID]; ok {
+						t.Errorf("task %s taken over by %s and %s", r.ID, prev, host)
+					}
+					taken[r.ID] = host
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	require.Len(t, taken, expired)
 
 	task := storetest.MustRunning(t, a, nil)
 	for w := range 8 {

@@ -334,7 +334,7 @@ func (db *DB) WorkflowClaim(ctx context.Context, p *store.WorkflowClaimParams) (
 }
 
 // WorkflowResume implements store.Store. A row left by an older attempt is
-// replaced. The task rows are locked first: a wait row changes only under
+// replaced, and the workflows give up their leases. The task rows are locked first: a wait row changes only under
 // its task's lock.
 func (db *DB) WorkflowResume(ctx context.Context, p *store.WorkflowResumeParams) error {
 	if err := p.Validate(); err != nil {
@@ -351,6 +351,12 @@ func (db *DB) WorkflowResume(ctx context.Context, p *store.WorkflowResumeParams)
 				ORDER BY id FOR NO KEY UPDATE
 				ON CONFLICT (task_id) DO UPDATE SET attempt = excluded.attempt, wake_at = excluded.wake_at
 				WHERE workflow_waits.attempt <> excluded.attempt`, now(), batch)
+			if err != nil {
+				return err
+			}
+			// Claimable now, the workflows hold no lease until claimed.
+			_, err = t.exec(`UPDATE tasks SET lease_host = '', lease_expires_at = NULL
+				WHERE id = ANY($1::text[]) AND status = 'running' AND kind = 'workflow' AND lease_expires_at IS NOT NULL`, batch)
 			return err
 		})
 		if err != nil {

@@ -332,7 +332,7 @@ func (db *DB) WorkflowClaim(ctx context.Context, p *store.WorkflowClaimParams) (
 }
 
 // WorkflowResume implements store.Store. A row left by an older attempt is
-// replaced.
+// replaced, and the workflows give up their leases.
 func (db *DB) WorkflowResume(ctx context.Context, p *store.WorkflowResumeParams) error {
 	if err := p.Validate(); err != nil {
 		return fmt.Errorf("resume workflows: %w", err)
@@ -352,6 +352,12 @@ func (db *DB) WorkflowResume(ctx context.Context, p *store.WorkflowResumeParams)
 				if err != nil {
 					return err
 				}
+				// Claimable now, the workflow holds no lease until claimed.
+				if _, err := t.exec(`UPDATE tasks SET lease_host = '', lease_expires_at = NULL
+					WHERE id = ? AND status = 'running' AND kind = 'workflow' AND lease_expires_at IS NOT NULL`, id); err != nil {
+					return err
+				}
+				t.w.cache.evict([]string{id})
 			}
 			return nil
 		})
