@@ -332,8 +332,12 @@ func TestCheckLease(t *testing.T) {
 		token int64
 		ok    bool
 	}{
-		{held, 0, true}, {held, 3, true}, {held, 2, false}, {held, 4, false},
-		{released, 0, true}, {released, 3, false},
+		{held, 0, true},
+		{held, 3, true},
+		{held, 2, false},
+		{held, 4, false},
+		{released, 0, true},
+		{released, 3, false},
 	} {
 		err := store.CheckLease(c.task, c.token)
 		if (err == nil) != c.ok || (err != nil && !errors.Is(err, store.ErrLeaseLost)) {
