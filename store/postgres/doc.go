@@ -44,8 +44,9 @@
 // # Leases
 //
 // A lease's expiry is the transaction's now() plus its TTL: the
-// database's clock, read once per transaction that hands out a lease
-// (one round trip more for a claim). LeaseExtend is one statement for all
+// database's clock, read by a statement the transaction sends anyway (the
+// owners of a claim, the due workflows, a waiting parent; a task inserted
+// running computes it in its INSERT), so a lease costs no round trip. LeaseExtend is one statement for all
 // of a host's leases. TaskReclaim locks the tasks whose lease expired
 // with FOR NO KEY UPDATE SKIP LOCKED, so hosts reclaiming at once take
 // different tasks and a task being written to waits for the next round.

@@ -33,13 +33,37 @@ func releaseLease(task *store.Task) {
 func (t *tx) clock() (time.Time, error) {
 	if t.dbNow.IsZero() {
 		var n time.Time
-		if err := t.queryRow("SELECT date_trunc('milliseconds', now())").Scan(&n); err != nil {
+		if err := t.queryRow(clockSQL).Scan(&n); err != nil {
 			return time.Time{}, fmt.Errorf("read the database clock: %w", err)
 		}
 		t.dbNow = n.UTC()
 	}
 	return t.dbNow, nil
 }
+
+// laterClock hands fn the database's clock without a round trip of its
+// own: at once when this transaction read it already, else with the next
+// round trip, as a read queued with the writes (at the latest the
+// COMMIT's, so before the method returns).
+func (t *tx) laterClock(fn func(time.Time)) {
+	if !t.dbNow.IsZero() {
+		fn(t.dbNow)
+		return
+	}
+	t.queued = append(t.queued, queuedStmt{sql: clockSQL, scan: func(r pgx.Row) error {
+		var n time.Time
+		if err := r.Scan(&n); err != nil {
+			return fmt.Errorf("read the database clock: %w", err)
+		}
+		t.dbNow = n.UTC()
+		fn(t.dbNow)
+		return nil
+	}})
+}
+
+// clockSQL reads the database's clock: the transaction's now(), at the
+// store's precision.
+const clockSQL = "SELECT date_trunc('milliseconds', now())"
 
 // applyGrant gives task (in memory) the next lease of g, from the
 // database's clock.

@@ -58,12 +58,14 @@ func (db *DB) TaskInsert(ctx context.Context, p *store.TaskInsertParams) (*store
 const insertTaskSQL = `INSERT INTO tasks (id, module, module_digest, function, kind, input_codec, input, status,
 	on_restart, timeout_ms, retry, attempt, owner_client_id, parent_task_id, not_before, created_at, updated_at,
 	started_at, last_seq, memory_limit, lease_host, lease_token, lease_expires_at)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)`
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
+		date_trunc('milliseconds', now()) + $23::bigint * interval '1 millisecond')`
 
 // insertTask inserts the task of p under id, owned by owner, with its
 // first event; with start it is inserted running in attempt 1, with the
 // status events of a claim and a start.
 func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, start bool, n time.Time) (*store.Task, error) {
+	var leaseMS int64 // the lease of a task inserted running
 	task := &store.Task{
 		ID:            id,
 		Module:        p.Module,
@@ -90,14 +92,20 @@ func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, star
 			return nil, fmt.Errorf("%w: a task that starts at once has no later not_before", store.ErrInvalid)
 		}
 		task.Status, task.Attempt, task.StartedAt, task.LastSeq = store.StatusRunning, 1, n, 2
-		if err := t.applyGrant(task, newGrant(p.Host, p.LeaseTTL)); err != nil {
-			return nil, err
-		}
+		// The lease runs from the database's clock, which the INSERT reads
+		// itself and the task learns with the commit: no round trip more.
+		g := newGrant(p.Host, p.LeaseTTL)
+		task.Lease = store.Lease{Host: g.host, Token: 1}
+		leaseMS = g.ttl.Milliseconds()
+		t.laterClock(func(n time.Time) { task.Lease.ExpiresAt = n.Add(g.ttl) })
 	} else {
 		t.workAppeared()
 	}
 	inCodec, in := payloadArgs(task.Input)
-	var parent, started any
+	var parent, started, lease any
+	if leaseMS > 0 {
+		lease = leaseMS
+	}
 	if task.ParentTaskID != "" {
 		parent = task.ParentTaskID
 	}
@@ -115,7 +123,7 @@ func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, star
 		task.ID, task.Module, task.ModuleDigest, task.Function, string(task.Kind), inCodec, in, string(task.Status),
 		string(task.OnRestart), task.Timeout.Milliseconds(), retry, task.Attempt, task.OwnerClientID, parent,
 		task.NotBefore, n, n, started, task.LastSeq, task.MemoryLimit,
-		task.Lease.Host, task.Lease.Token, tsOrNull(task.Lease.ExpiresAt))
+		task.Lease.Host, task.Lease.Token, lease)
 	t.insertEvent(task.ID, 0, store.EventResponseCreated, statusPayload(store.StatusQueued, "", 0, ""), n)
 	if start {
 		t.insertEvent(task.ID, 1, store.EventStatusChanged, statusPayload(store.StatusLoading, store.StatusQueued, 1, ""), n)
@@ -353,7 +361,7 @@ const queueOwnersSQL = `WITH RECURSIVE o (owner) AS (
 			ORDER BY owner_client_id LIMIT 1)
 		FROM o WHERE o.owner IS NOT NULL
 	)
-	SELECT owner FROM o WHERE owner IS NOT NULL`
+	SELECT owner, date_trunc('milliseconds', now()) FROM o WHERE owner IS NOT NULL`
 
 // claimNextSQL locks the oldest eligible queued tasks of one owner that no
 // other transaction holds: concurrent claims skip each other's rows
@@ -376,7 +384,18 @@ func (t *tx) claimQueued(limit int, at, n time.Time, gate store.ClaimGate, g *gr
 	if err != nil {
 		return nil, cursor, err
 	}
-	owners, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	// The database's clock comes along, for the leases of the claim.
+	owners, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
+		var (
+			owner string
+			clock time.Time
+		)
+		err := r.Scan(&owner, &clock)
+		if err == nil && t.dbNow.IsZero() {
+			t.dbNow = clock.UTC()
+		}
+		return owner, err
+	})
 	if err != nil {
 		return nil, cursor, err
 	}

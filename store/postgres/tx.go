@@ -48,6 +48,9 @@ type queuedStmt struct {
 	// onErr, when set, turns the statement's failure into the method's
 	// error (a unique violation into store.ErrExists).
 	onErr func(error) error
+	// scan, when set, reads the statement's one row (a read queued with
+	// the writes: the database's clock).
+	scan func(pgx.Row) error
 }
 
 func (db *DB) runTx(ctx context.Context, fn func(*tx) error) (touched []string, err error) {
@@ -126,6 +129,12 @@ func (t *tx) send(ctx context.Context, sql string, args []any) (pgx.BatchResults
 		}
 	}
 	for _, q := range queued {
+		if q.scan != nil {
+			if err := q.scan(br.QueryRow()); err != nil {
+				return fail(err)
+			}
+			continue
+		}
 		tag, err := br.Exec()
 		if err != nil {
 			if q.onErr != nil {

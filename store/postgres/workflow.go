@@ -198,13 +198,21 @@ func (db *DB) WorkflowChildEnd(ctx context.Context, p *store.TaskTransitionParam
 			}
 			return fmt.Errorf("parent %s: %w", parentID, err)
 		}
-		var attempt int
-		err = t.scanRow("SELECT attempt FROM workflow_waits WHERE task_id = $1", []any{parentID}, &attempt)
+		var (
+			attempt int
+			clock   time.Time
+		)
+		// The database's clock comes along, for the lease of a hand-over.
+		err = t.scanRow("SELECT attempt, date_trunc('milliseconds', now()) FROM workflow_waits WHERE task_id = $1",
+			[]any{parentID}, &attempt, &clock)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil // in a run: its commit finds the log grown
 		}
 		if err != nil {
 			return err
+		}
+		if t.dbNow.IsZero() {
+			t.dbNow = clock.UTC()
 		}
 		parent, err := t.getTask(parentID)
 		if err != nil {
@@ -269,14 +277,22 @@ func (db *DB) WorkflowClaim(ctx context.Context, p *store.WorkflowClaimParams) (
 				id      string
 				attempt int
 			}
-			rows, err := t.query(`SELECT task_id, attempt FROM workflow_waits WHERE wake_at IS NOT NULL AND wake_at <= $1
+			// The database's clock comes along, for the leases of the claim.
+			rows, err := t.query(`SELECT task_id, attempt, date_trunc('milliseconds', now()) FROM workflow_waits
+				WHERE wake_at IS NOT NULL AND wake_at <= $1
 				ORDER BY wake_at, task_id LIMIT $2 OFFSET $3`, at, min(limit-len(res.Tasks), workflowClaimBatch), skipped)
 			if err != nil {
 				return err
 			}
 			batch, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (due, error) {
-				var d due
-				err := r.Scan(&d.id, &d.attempt)
+				var (
+					d     due
+					clock time.Time
+				)
+				err := r.Scan(&d.id, &d.attempt, &clock)
+				if err == nil && t.dbNow.IsZero() {
+					t.dbNow = clock.UTC()
+				}
 				return d, err
 			})
 			if err != nil {

@@ -89,6 +89,10 @@ func testLease(t *testing.T, newStore func(testing.TB) store.Store) {
 		started := MustClaim(t, s, "h3", time.Minute, nil, true)
 		require.EqualValues(t, 1, started.Lease.Token)
 		require.Equal(t, store.StatusRunning, started.Status)
+		require.True(t, started.Lease.ExpiresAt.After(before.Add(time.Minute)), "expiry %v", started.Lease.ExpiresAt)
+		got, err = s.TaskGet(ctx, started.ID)
+		require.NoError(t, err)
+		require.Equal(t, started.Lease, got.Lease, "a task inserted running returns the lease it stored")
 	})
 
 	t.Run("WorkflowLeases", func(t *testing.T) {
@@ -106,6 +110,10 @@ func testLease(t *testing.T, newStore func(testing.TB) store.Store) {
 		require.EqualValues(t, 1, res.Task.Lease.Token)
 		require.Equal(t, "h1", res.Started.Lease.Host)
 		require.EqualValues(t, 1, res.Started.Lease.Token)
+		stored, err := s.TaskGet(ctx, childID)
+		require.NoError(t, err)
+		require.Equal(t, res.Started.Lease, stored.Lease)
+		require.True(t, stored.Lease.Held())
 
 		// The child's end hands the workflow over with a fresh lease.
 		end, err := s.WorkflowChildEnd(ctx, &store.TaskTransitionParams{
