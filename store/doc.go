@@ -2,11 +2,12 @@
 // the records it reads and writes, the params structs of its methods, the
 // task-status vocabulary and the sentinel errors every backend returns.
 //
-// The embedded default backend is store/sqlite; store/storetest is the
-// conformance suite every backend passes, method by method, and
-// runtime/enginetest the end-to-end one, which runs the real engine and
-// plugins over the backend (cmd/weft instantiates it for each backend, as it
-// alone may wire concrete implementations). This package imports nothing from
+// The embedded default backend is store/sqlite; store/postgres serves
+// hosts that share one database. store/storetest is the conformance suite
+// every backend passes, method by method, and runtime/enginetest the
+// end-to-end one, which runs the real engine and plugins over the backend
+// (cmd/weft instantiates it for each backend, as it alone may wire
+// concrete implementations). This package imports nothing from
 // the rest of weft and holds durable values opaque: a Payload is a codec tag
 // and the raw single-object frame, never decoded here (house style rule 4).
 //
@@ -23,7 +24,42 @@
 //     wins and the other sees that it lost.
 //   - RetentionPurge deletes finished tasks only, in short batches.
 //   - TaskRecover applies the persistence §11.3 table to every leftover task
-//     at start-up.
+//     at start-up, on a store one host owns; TaskReclaim applies it to the
+//     tasks whose lease expired, on any store.
+//
+// # Leases and fencing
+//
+// A claim (TaskClaim, WorkflowClaim, the hand-over of WorkflowChildEnd,
+// TaskInsert and WorkflowCommit with a start) gives each task it hands
+// out running or loading a lease for the claiming host (params Host and
+// LeaseTTL): Task.Lease names the host, a fencing token and an expiry.
+// The token of a task goes up by one at every claim and takeover and is
+// never reused. The expiry is counted from the store's clock: the
+// database's on a shared store, so hosts whose clocks disagree agree on
+// leases. A task gives its lease up when it goes back to queued, when it
+// finishes, and when a workflow waits: a waiting workflow holds no lease.
+//
+// Every write a runner makes for a task it claimed (TaskTransition,
+// TaskCheckpoint, EventAppend of its logs and progress, WorkflowCommit,
+// WorkflowChildEnd) carries the token of its lease (params Lease); when
+// the task no longer holds that lease, because another host took it over
+// or the lease was given up, the write changes nothing and returns
+// ErrLeaseLost with the task as it is. A write that is not a runner's (an
+// API cancel, a signal, recovery) carries token 0 and is not fenced.
+//
+// A host renews all its leases in one call (LeaseExtend), which also names
+// the ones it lost. Once a lease has expired, TaskReclaim on any host takes
+// the task over: a task.recovered event with reason lease_expired and both
+// hosts, then the persistence §11.3 cell of its policy; a running task of
+// policy resume stays running under a fresh lease for the reclaiming host.
+//
+// A store says whether several hosts may share it (Store.Shared). A host
+// of a shared store starts with TaskReclaim, never TaskRecover, and
+// releases stale in-flight idempotency keys by age
+// (TaskReclaimParams.StaleKeysAfter); a host of a store it owns alone
+// (store/sqlite) starts with TaskRecover. EventWatch and WorkWatch on a
+// shared store also fire for other hosts' commits; they are hints, and
+// readers and claimers still poll.
 //
 // # Events
 //

@@ -15,7 +15,8 @@ const (
 	// EventStatusChanged records a move to queued, loading or cancelling.
 	EventStatusChanged = "task.status_changed"
 	// EventRecovered records a running task kept running by start-up
-	// recovery (policy resume).
+	// recovery (policy resume), and the takeover of a task whose lease
+	// expired (TaskReclaim), before whatever the takeover does to it.
 	EventRecovered = "task.recovered"
 	// EventResponseCompleted is the terminal event of a completed task.
 	EventResponseCompleted = "response.completed"
@@ -86,8 +87,15 @@ type StatusEvent struct {
 	From Status `json:"from,omitempty"`
 	// Attempt is the task's attempt counter after the event.
 	Attempt int `json:"attempt"`
-	// Reason says why, such as server_restarted, when there is one.
+	// Reason says why, such as server_restarted or lease_expired, when
+	// there is one.
 	Reason string `json:"reason,omitempty"`
+	// PreviousHost is the host whose lease expired, on the task.recovered
+	// event of a takeover; absent otherwise.
+	PreviousHost string `json:"previous_host,omitempty"`
+	// Host is the host taking over, on the task.recovered event of a
+	// takeover; absent otherwise.
+	Host string `json:"host,omitempty"`
 }
 
 // EventDraft is an event to append; the store assigns the sequence number
@@ -118,6 +126,10 @@ type EventAppendParams struct {
 	// UpdatedAt is ignored. Done and Total must not be negative. Defaults
 	// to nil: the progress stays as it is.
 	Progress *TaskProgress
+	// Lease fences the append, as TaskTransitionParams.Lease: a runner's
+	// log lines and progress carry the token of its claim. Defaults to 0
+	// (not fenced: a signal, an API write).
+	Lease int64
 }
 
 // EventListParams are the params of Store.EventList.

@@ -33,6 +33,12 @@ var (
 	ErrUsed = errors.New("store: already used")
 	// ErrClosed reports a call on a closed store.
 	ErrClosed = errors.New("store: closed")
+	// ErrLeaseLost reports a write fenced by a lease token (a runner's
+	// write for a task it claimed) whose lease the task no longer holds:
+	// it was taken over by another host, or released. The write changed
+	// nothing; the method returns the task as it is now beside the error,
+	// as for ErrConflict.
+	ErrLeaseLost = errors.New("store: lease lost")
 )
 
 // Store is the persistence contract of weft (persistence §11). Every method
@@ -46,8 +52,8 @@ var (
 //
 // # Notes
 //
-// Implementations live in this repository (store/sqlite) and must pass
-// store/storetest. Consumers should declare the smaller interface they need.
+// Implementations live in this repository (store/sqlite, store/postgres)
+// and must pass store/storetest. Consumers should declare the smaller interface they need.
 type Store interface {
 	// ServiceInit creates the service identity on first start, together with
 	// the admin client in params when given, in one transaction. On later
@@ -119,9 +125,10 @@ type Store interface {
 	// TaskTransition moves a task from one of params.From to params.To with
 	// its status event, compare-and-set (persistence §11.2). A terminal
 	// status also writes the Response and the terminal event. On a lost race
-	// it returns the current task and ErrConflict. It returns ErrNotFound for
-	// an unknown task and ErrInvalid for a transition the state machine does
-	// not have.
+	// it returns the current task and ErrConflict; with params.Lease, it
+	// returns the current task and ErrLeaseLost when the task no longer
+	// holds that lease. It returns ErrNotFound for an unknown task and
+	// ErrInvalid for a transition the state machine does not have.
 	TaskTransition(ctx context.Context, params *TaskTransitionParams) (*Task, error)
 	// TaskCancel cancels a task atomically (persistence §11.2): a queued or
 	// loading task becomes cancelled at once, a running one cancelling. A
@@ -132,22 +139,49 @@ type Store interface {
 	// or before params.Now) to loading, each with its event, and returns
 	// them. Claims are fair across owner clients: round-robin over the owners
 	// with eligible tasks, oldest first within an owner. The attempt counter
-	// of each claimed task goes up by one (see Task.Attempt).
+	// of each claimed task goes up by one (see Task.Attempt), and each gets
+	// a lease for params.Host (see Task.Lease). It returns ErrInvalid for a
+	// bad host or lease.
 	TaskClaim(ctx context.Context, params *TaskClaimParams) ([]*Task, error)
 	// TaskCheckpoint stores the last checkpoint of a loading or running task,
 	// with optional journal events, in one transaction. It returns the
-	// current task and ErrConflict when the task is in another status, and
-	// ErrNotFound for an unknown task.
+	// current task and ErrConflict when the task is in another status, the
+	// current task and ErrLeaseLost when it no longer holds params.Lease,
+	// and ErrNotFound for an unknown task.
 	TaskCheckpoint(ctx context.Context, params *TaskCheckpointParams) (*Task, error)
 	// TaskRecover applies the persistence §11.3 table to every unfinished
 	// task at start-up, each new state with its event in one transaction,
 	// and releases the idempotency keys left in flight that are bound to no
 	// task (a bound key outlives a restart). Call it before any
-	// work starts.
+	// work starts, on a store that is not Shared: it treats every
+	// unfinished task as left over, which is wrong while other hosts run
+	// theirs. A shared store's hosts use TaskReclaim instead.
 	TaskRecover(ctx context.Context) (*TaskRecoverResult, error)
+	// TaskReclaim takes over up to params.Limit tasks in loading, running
+	// or cancelling whose lease expired (their host stopped renewing it)
+	// and applies the persistence §11.3 row of each one's on_restart
+	// policy, as TaskRecover does, each in the transaction that first
+	// writes a task.recovered event with reason lease_expired, the previous
+	// host and params.Host (see StatusEvent). A running task of policy
+	// resume stays running with a fresh lease for params.Host and is
+	// returned for it to continue. It never touches a task whose lease is
+	// live, or one that holds none (queued, a waiting workflow); hosts
+	// reclaiming at once never take the same task. With
+	// params.StaleKeysAfter it also releases old in-flight idempotency keys
+	// bound to no task. Safe at any time on any store; the shared-store
+	// counterpart of TaskRecover. It returns ErrInvalid for bad params.
+	TaskReclaim(ctx context.Context, params *TaskReclaimParams) (*TaskReclaimResult, error)
+	// LeaseExtend renews, in one transaction (one statement on a shared
+	// store, whatever the number of leases), every lease of params.Held that
+	// params.Host still holds (the task's token is the one given), to
+	// params.TTL from now by the store's clock, and returns the tasks whose
+	// lease it no longer holds: their runs must stop, since every fenced
+	// write for them fails with ErrLeaseLost. A lease that expired but was
+	// not taken over is renewed. It returns ErrInvalid for bad params.
+	LeaseExtend(ctx context.Context, params *LeaseExtendParams) (*LeaseExtendResult, error)
 
 	// WorkflowCommit commits one run of a running workflow in one
-	// transaction: its journal events, its new child activity tasks, and
+	// transaction (fenced by params.Lease, and EndChild's by its Lease): its journal events, its new child activity tasks, and
 	// either a wait (the workflow stays running, holds no worker, and is
 	// claimable again through WorkflowClaim) or its end (a terminal status,
 	// as TaskTransition writes it). It returns the current task and
@@ -155,23 +189,29 @@ type Store interface {
 	// grew past params.LastSeq (with params.EndChild: also when the
 	// workflow is not waiting); ErrConflict alone when params.EndChild's
 	// task is not running; ErrNotFound for an unknown task; ErrExists for a
-	// taken child id; ErrInvalid for bad params.
+	// taken child id; ErrInvalid for bad params; ErrLeaseLost, with the
+	// task that lost it (the workflow's beside it, or EndChild's as Ended),
+	// when a lease given is no longer held. A workflow that waits or ends
+	// releases its lease; StartChild's child gets a lease for params.Host.
 	WorkflowCommit(ctx context.Context, params *WorkflowCommitParams) (*WorkflowCommitResult, error)
 	// WorkflowClaim hands out up to params.Limit waiting workflows that fell
 	// due (their wake time is at or before params.Now, or an event woke
 	// them): each stops waiting and is returned running, for one worker to
-	// run. It also returns the earliest wake time still ahead.
+	// run, with a lease for params.Host. It also returns the earliest wake
+	// time still ahead. It returns ErrInvalid for a bad host or lease.
 	WorkflowClaim(ctx context.Context, params *WorkflowClaimParams) (*WorkflowClaimResult, error)
 	// WorkflowChildEnd moves a child activity task of a workflow to a
 	// terminal status like TaskTransition, with params.ParentEvents appended
 	// to the workflow's log in the same transaction; when the workflow
 	// waits, it stops waiting and is handed to the caller, claimed, instead
-	// of being woken for the scheduler. Errors as TaskTransition.
+	// of being woken for the scheduler, with a lease for params.Host.
+	// params.Lease fences the child. Errors as TaskTransition.
 	WorkflowChildEnd(ctx context.Context, params *TaskTransitionParams) (*WorkflowChildEndResult, error)
 	// WorkflowResume makes each running workflow of params.IDs that is not waiting
 	// claimable now by WorkflowClaim, and leaves a waiting one waiting: at
 	// start-up, a workflow that was in the middle of a run (policy resume)
-	// runs again from its journal. Ids of other tasks are ignored.
+	// runs again from its journal. It gives up the leases of the
+	// workflows it makes claimable. Ids of other tasks are ignored.
 	WorkflowResume(ctx context.Context, params *WorkflowResumeParams) error
 
 	// EventAppend appends events to a task's log with the next sequence
@@ -179,16 +219,32 @@ type Store interface {
 	// methods that change a status. With params.Wake it also makes a queued
 	// task claimable now, or a waiting workflow claimable through
 	// WorkflowClaim. It returns ErrNotFound for an unknown task,
-	// ErrTaskFinished for a finished one and ErrInvalid for a reserved type
-	// or a payload that is not JSON.
+	// ErrTaskFinished for a finished one, ErrLeaseLost when the task no
+	// longer holds params.Lease, and ErrInvalid for a reserved type or a
+	// payload that is not JSON.
 	EventAppend(ctx context.Context, params *EventAppendParams) ([]*Event, error)
 	// EventList returns one page of a task's events in sequence order. It
 	// returns ErrNotFound for an unknown task.
 	EventList(ctx context.Context, params *EventListParams) ([]*Event, error)
 	// EventWatch returns a channel that receives a value (coalesced) after
 	// each commit that appends events to the task, and a function that
-	// stops the watch. It does no I/O; pair it with EventList.
+	// stops the watch. It does no I/O; pair it with EventList. On a shared
+	// store it also fires for appends committed by other hosts, and now
+	// and then with nothing new (a missed notice must not stall a reader).
 	EventWatch(taskID string) (<-chan struct{}, func())
+	// WorkWatch returns a channel that receives a value (coalesced) after
+	// a commit that may have made work claimable (a queued task, a
+	// workflow woken or set to wait for a time), and a function that stops
+	// the watch. On a shared store it fires for other hosts' commits too,
+	// and now and then with nothing new. A latency hint only: a claimer
+	// still polls. It does no I/O.
+	WorkWatch() (<-chan struct{}, func())
+	// Shared reports whether several hosts may use the store at once
+	// (store/postgres): then a host starts with TaskReclaim, renews its
+	// leases with LeaseExtend, and never calls TaskRecover. A store that
+	// is not shared (store/sqlite, one host per data directory) is
+	// recovered with TaskRecover at start-up.
+	Shared() bool
 
 	// ResponseGet returns a finished task's response by response id, or
 	// ErrNotFound (also while the task is unfinished).

@@ -67,6 +67,9 @@ type Task struct {
 	// Progress is the latest progress report of the task's activity, as
 	// the last task.progress event recorded it, or nil before the first.
 	Progress *TaskProgress
+	// Lease is the hold of the host that claimed the task, while it holds
+	// one (see Lease.Held); the task document shows its host.
+	Lease Lease
 }
 
 // TaskProgress is how far a task's activity got, as it last reported.
@@ -172,6 +175,13 @@ type TaskInsertParams struct {
 	// engine with an idle worker. Not with a NotBefore in the future.
 	// Defaults to false.
 	Start bool
+	// Host is the host that runs a task inserted with Start; the task gets
+	// a lease for it. Defaults to "" (an unnamed host, for a store one host
+	// uses).
+	Host string
+	// LeaseTTL is the lease of a task inserted with Start. Defaults to
+	// DefaultLeaseTTL.
+	LeaseTTL time.Duration
 }
 
 // TaskListParams are the params of Store.TaskList.
@@ -243,6 +253,17 @@ type TaskTransitionParams struct {
 	// WakeParent makes a queued parent claimable now, or a waiting parent
 	// workflow claimable through WorkflowClaim. Defaults to false.
 	WakeParent bool
+	// Lease is the fencing token of the lease the writer holds for the
+	// task (Task.Lease.Token of its claim): the write happens only while
+	// the task holds that lease, else ErrLeaseLost. Defaults to 0: the
+	// write is not a runner's (an API cancel, recovery) and is not fenced.
+	Lease int64
+	// Host is the host the workflow WorkflowChildEnd hands to the caller
+	// gets a lease for. Defaults to "" (an unnamed host).
+	Host string
+	// LeaseTTL is the lease of the workflow WorkflowChildEnd hands to the
+	// caller. Defaults to DefaultLeaseTTL.
+	LeaseTTL time.Duration
 }
 
 // TaskClaimParams are the params of Store.TaskClaim.
@@ -255,6 +276,13 @@ type TaskClaimParams struct {
 	// Gate, when set, decides which of the eligible tasks the claim takes.
 	// Defaults to nil (every eligible task, up to Limit).
 	Gate ClaimGate
+	// Host is the claiming host (see ValidHost); each claimed task gets a
+	// lease for it. Defaults to "" (an unnamed host, for a store one host
+	// uses).
+	Host string
+	// LeaseTTL is the lease each claimed task gets, from the store's clock
+	// (the database's on a shared store). Defaults to DefaultLeaseTTL.
+	LeaseTTL time.Duration
 }
 
 // ClaimGate decides, inside one TaskClaim, which eligible tasks it takes:
@@ -281,6 +309,9 @@ type TaskCheckpointParams struct {
 	// Events are appended to the log in the same transaction. Defaults to
 	// none.
 	Events []EventDraft
+	// Lease fences the write, as TaskTransitionParams.Lease. Defaults to 0
+	// (not fenced).
+	Lease int64
 }
 
 // TaskRecoverResult is what Store.TaskRecover did, by the persistence §11.3

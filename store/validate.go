@@ -156,6 +156,9 @@ func (p *TaskInsertParams) Validate() error {
 			return err
 		}
 	}
+	if err := validateClaimant(p.Host, p.LeaseTTL, false); err != nil {
+		return err
+	}
 	if err := validateDrafts(p.ParentEvents); err != nil {
 		return err
 	}
@@ -206,6 +209,12 @@ func (p *TaskTransitionParams) Validate() error {
 	if p.To == StatusFailed && (p.Error == nil || p.Error.Code == "") {
 		return fmt.Errorf("%w: a failed task needs an error code", ErrInvalid)
 	}
+	if err := validateToken(p.Lease); err != nil {
+		return err
+	}
+	if err := validateClaimant(p.Host, p.LeaseTTL, false); err != nil {
+		return err
+	}
 	if err := validateDrafts(p.Events); err != nil {
 		return err
 	}
@@ -230,6 +239,9 @@ func (p *TaskCheckpointParams) Validate() error {
 	if p.ID == "" || p.Checkpoint.IsZero() {
 		return fmt.Errorf("%w: task id and checkpoint are required", ErrInvalid)
 	}
+	if err := validateToken(p.Lease); err != nil {
+		return err
+	}
 	return validateDrafts(p.Events)
 }
 
@@ -248,6 +260,14 @@ func (p *WorkflowCommitParams) Validate() error {
 		return fmt.Errorf("%w: a workflow that ends moves to completed or failed, not %q", ErrInvalid, p.To)
 	case p.To == StatusFailed && (p.Error == nil || p.Error.Code == ""):
 		return fmt.Errorf("%w: a failed task needs an error code", ErrInvalid)
+	case p.EndChild != nil && p.Lease != 0:
+		return fmt.Errorf("%w: a workflow that folds in a child's end waits and holds no lease", ErrInvalid)
+	}
+	if err := validateToken(p.Lease); err != nil {
+		return err
+	}
+	if err := validateClaimant(p.Host, p.LeaseTTL, false); err != nil {
+		return err
 	}
 	if err := validateDrafts(p.Events); err != nil {
 		return err
@@ -307,7 +327,7 @@ func (p *EventAppendParams) Validate() error {
 	if pr := p.Progress; pr != nil && (pr.Done < 0 || pr.Total < 0) {
 		return fmt.Errorf("%w: progress counts must not be negative", ErrInvalid)
 	}
-	return nil
+	return validateToken(p.Lease)
 }
 
 // Validate checks the params of Store.IdempotencyKeyBegin: a client, a key,
@@ -353,6 +373,14 @@ func (p *RetentionPurgeParams) Validate() error {
 	}
 	if p.Batch < 0 {
 		return fmt.Errorf("%w: negative purge batch", ErrInvalid)
+	}
+	return nil
+}
+
+// validateToken checks a fencing token: 0 (not fenced) or positive.
+func validateToken(token int64) error {
+	if token < 0 {
+		return fmt.Errorf("%w: negative lease token", ErrInvalid)
 	}
 	return nil
 }

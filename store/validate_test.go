@@ -288,3 +288,60 @@ func TestValidateEventAndIdempotency(t *testing.T) {
 		{"Purge/NegativeBatch", &store.RetentionPurgeParams{OlderThan: later, Batch: -1}, "negative purge batch"},
 	})
 }
+
+func TestValidateLeases(t *testing.T) {
+	for s, want := range map[string]bool{
+		"host-1": true, "h": true, "weft@10.0.0.1:8080": true, "a.b_c": true,
+		"": false, "-h": false, "bad host": false, strings.Repeat("h", 129): false,
+	} {
+		if got := store.ValidHost(s); got != want {
+			t.Errorf("ValidHost(%q) = %v, want %v", s, got, want)
+		}
+	}
+	runValidate(t, []validateCase{
+		{"ClaimNoHost", &store.TaskClaimParams{}, ""},
+		{"ClaimBadHost", &store.TaskClaimParams{Host: "a b"}, "bad host id"},
+		{"ClaimNegativeLease", &store.TaskClaimParams{Host: "h", LeaseTTL: -1}, "negative lease"},
+		{"WorkflowClaimBadHost", &store.WorkflowClaimParams{Host: "-"}, "bad host id"},
+		{"InsertBadHost", &store.TaskInsertParams{Module: "m", ModuleDigest: digest, Function: "f", Start: true, Host: "a b"}, "bad host id"},
+		{"ExtendNoHost", &store.LeaseExtendParams{}, "host is required"},
+		{"ExtendNoToken", &store.LeaseExtendParams{Host: "h", Held: []store.LeaseHeld{{TaskID: "task_x"}}}, "positive token"},
+		{"ExtendNoTask", &store.LeaseExtendParams{Host: "h", Held: []store.LeaseHeld{{Token: 1}}}, "positive token"},
+		{"Extend", &store.LeaseExtendParams{Host: "h", TTL: time.Second, Held: []store.LeaseHeld{{TaskID: "task_x", Token: 1}}}, ""},
+		{"ReclaimNoHost", &store.TaskReclaimParams{}, "host is required"},
+		{"ReclaimNegativeLimit", &store.TaskReclaimParams{Host: "h", Limit: -1}, "negative limit"},
+		{"ReclaimNegativeKeyAge", &store.TaskReclaimParams{Host: "h", StaleKeysAfter: -1}, "negative limit"},
+		{"Reclaim", &store.TaskReclaimParams{Host: "h", StaleKeysAfter: time.Hour}, ""},
+		{"TransitionNegativeToken", &store.TaskTransitionParams{
+			ID: "task_x", From: []store.Status{store.StatusRunning}, To: store.StatusCompleted, Lease: -1,
+		}, "negative lease token"},
+		{"CheckpointNegativeToken", &store.TaskCheckpointParams{ID: "task_x", Checkpoint: store.Payload{Codec: "avro"}, Lease: -1}, "negative lease token"},
+		{"AppendNegativeToken", &store.EventAppendParams{TaskID: "task_x", Events: []store.EventDraft{{Type: "x"}}, Lease: -2}, "negative lease token"},
+		{"CommitFoldWithLease", &store.WorkflowCommitParams{
+			ID: "task_x", To: store.StatusCompleted, Lease: 1,
+			EndChild: &store.TaskTransitionParams{ID: "task_y", From: []store.Status{store.StatusRunning}, To: store.StatusCompleted},
+		}, "holds no lease"},
+	})
+}
+
+func TestCheckLease(t *testing.T) {
+	held := &store.Task{ID: "task_x", Lease: store.Lease{Host: "h", Token: 3, ExpiresAt: time.Now()}}
+	released := &store.Task{ID: "task_x", Lease: store.Lease{Token: 3}}
+	for _, c := range []struct {
+		task  *store.Task
+		token int64
+		ok    bool
+	}{
+		{held, 0, true},
+		{held, 3, true},
+		{held, 2, false},
+		{held, 4, false},
+		{released, 0, true},
+		{released, 3, false},
+	} {
+		err := store.CheckLease(c.task, c.token)
+		if (err == nil) != c.ok || (err != nil && !errors.Is(err, store.ErrLeaseLost)) {
+			t.Errorf("CheckLease(%+v, %d) = %v, want ok=%v", c.task.Lease, c.token, err, c.ok)
+		}
+	}
+}

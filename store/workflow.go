@@ -57,6 +57,17 @@ type WorkflowCommitParams struct {
 	// log (EndChild's) must give the time it used. Defaults to the current
 	// time.
 	At time.Time
+	// Lease fences the commit by the workflow's lease, as
+	// TaskTransitionParams.Lease; with EndChild (whose own Lease fences
+	// the child) the workflow waits and holds none, so it is 0. Defaults
+	// to 0 (not fenced).
+	Lease int64
+	// Host is the host StartChild's child gets a lease for. Defaults to ""
+	// (an unnamed host).
+	Host string
+	// LeaseTTL is the lease of StartChild's child. Defaults to
+	// DefaultLeaseTTL.
+	LeaseTTL time.Duration
 }
 
 // WorkflowCommitResult is what Store.WorkflowCommit committed.
@@ -81,6 +92,12 @@ type WorkflowClaimParams struct {
 	// and due, and Refused says so. Defaults to nil (every due workflow,
 	// up to Limit).
 	Gate ClaimGate
+	// Host is the claiming host; each claimed workflow gets a lease for
+	// it. Defaults to "" (an unnamed host).
+	Host string
+	// LeaseTTL is the lease of each claimed workflow. Defaults to
+	// DefaultLeaseTTL.
+	LeaseTTL time.Duration
 }
 
 // WorkflowClaimResult is what Store.WorkflowClaim claimed.

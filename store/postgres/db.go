@@ -26,6 +26,12 @@ type DB struct {
 	pool  *pgxpool.Pool
 	watch *watchers
 
+	// stopWatch ends the listener and the poller (watch.go), which close
+	// listenDone and pollDone when they return.
+	stopWatch  context.CancelFunc
+	listenDone chan struct{}
+	pollDone   chan struct{}
+
 	// claimMu guards claimCursor, the owner TaskClaim's round-robin served
 	// last in this process.
 	claimMu     sync.Mutex
@@ -64,6 +70,11 @@ type Options struct {
 	// serialization failure (40001) or a deadlock (40P01) is run again
 	// before the call returns ErrRetriesExhausted. Defaults to 10.
 	MaxRetries int
+	// WatchPollInterval is how often every EventWatch and WorkWatch
+	// channel fires even without a notification, so that a notification
+	// lost while the listener connection was down delays a watcher by at
+	// most this. Defaults to 5s.
+	WatchPollInterval time.Duration
 	// Logger receives the store's logs, named "store". Defaults to a null
 	// logger.
 	Logger hclog.Logger
@@ -72,7 +83,7 @@ type Options struct {
 func (o Options) withDefaults() (Options, error) {
 	switch {
 	case o.MaxConns < 0, o.MinConns < 0, o.MaxRetries < 0, o.ConnectTimeout < 0,
-		o.StatementTimeout < 0, o.LockTimeout < 0, o.IdleInTransactionTimeout < 0:
+		o.StatementTimeout < 0, o.LockTimeout < 0, o.IdleInTransactionTimeout < 0, o.WatchPollInterval < 0:
 		return o, fmt.Errorf("%w: postgres: negative option", store.ErrInvalid)
 	}
 	if o.MaxConns == 0 {
@@ -95,6 +106,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.MaxRetries == 0 {
 		o.MaxRetries = 10
+	}
+	if o.WatchPollInterval == 0 {
+		o.WatchPollInterval = 5 * time.Second
 	}
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
@@ -130,12 +144,38 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	db := &DB{opts: opts, log: opts.Logger.Named("store"), pool: pool, watch: newWatchers()}
+	db := &DB{opts: opts, log: opts.Logger.Named("store"), pool: pool}
 	if err := migrate(ctx, pool, db.log); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open store %s: %w", redact(cfg), err)
 	}
+	var schema string
+	if err := pool.QueryRow(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open store %s: %w", redact(cfg), err)
+	}
+	db.watch = newWatchers(channelName(schema))
+	lcfg := cfg.ConnConfig.Copy()
+	conn, err := db.listenConn(ctx, lcfg)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open store %s: listen: %w", redact(cfg), err)
+	}
+	wctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	db.stopWatch, db.listenDone, db.pollDone = stop, make(chan struct{}), make(chan struct{})
+	go db.listen(wctx, lcfg, conn)
+	go db.poll(wctx, opts.WatchPollInterval)
 	return db, nil
+}
+
+// channelName is the notification channel of the store in schema: at most
+// 63 bytes, the longest identifier.
+func channelName(schema string) string {
+	c := "weft_" + schema
+	if len(c) > 63 {
+		c = c[:63]
+	}
+	return c
 }
 
 // redact names the database of cfg without its password.
@@ -150,6 +190,9 @@ func redact(cfg *pgxpool.Config) string {
 func (db *DB) Close(ctx context.Context) error {
 	db.closed.Store(true)
 	db.closeOnce.Do(func() {
+		db.stopWatch()
+		<-db.listenDone
+		<-db.pollDone
 		done := make(chan struct{})
 		go func() {
 			db.pool.Close()

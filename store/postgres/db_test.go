@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"flag"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -383,7 +384,7 @@ func (b *syncBuffer) String() string {
 }
 
 // TestHosts runs two stores on one database, as two hosts would: claims
-// never hand one task to both, and appends from both to one task's log
+// and takeovers never hand one task to both, and appends from both to one task's log
 // leave no gap.
 func TestHosts(t *testing.T) {
 	dsn := NewSchema(t, NewDatabase(t))
@@ -405,7 +406,8 @@ func TestHosts(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for {
-				claimed, err := hosts[w%2].TaskClaim(ctx, &store.TaskClaimParams{Limit: 5})
+				host := []string{"host-a", "host-b"}[w%2]
+				claimed, err := hosts[w%2].TaskClaim(ctx, &store.TaskClaimParams{Limit: 5, Host: host})
 				if err != nil {
 					t.Error(err)
 					return
@@ -416,6 +418,9 @@ func TestHosts(t *testing.T) {
 				mu.Lock()
 				for _, c := range claimed {
 					seen[c.ID]++
+					if c.Lease.Host != host || c.Lease.Token != 1 {
+						t.Errorf("task %s claimed by %s with lease %+v", c.ID, host, c.Lease)
+					}
 				}
 				mu.Unlock()
 			}
@@ -426,6 +431,43 @@ func TestHosts(t *testing.T) {
 	for id, k := range seen {
 		require.Equal(t, 1, k, "task %s claimed %d times", id, k)
 	}
+
+	// Hosts reclaiming at once never take over one task twice.
+	const expired = 40
+	for range expired {
+		storetest.MustInsertTask(t, a, &store.TaskInsertParams{
+			OnRestart: store.OnRestartResume, Start: true, Host: "host-dead", LeaseTTL: time.Millisecond,
+		})
+	}
+	time.Sleep(30 * time.Millisecond)
+	taken := map[string]string{}
+	for w := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			host := fmt.Sprintf("host-%d", w)
+			for {
+				res, err := hosts[w%2].TaskReclaim(ctx, &store.TaskReclaimParams{Host: host, Limit: 3})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(res.Resumed) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, r := range res.Resumed {
+					if prev, ok := taken[r.ID]; ok {
+						t.Errorf("task %s taken over by %s and %s", r.ID, prev, host)
+					}
+					taken[r.ID] = host
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	require.Len(t, taken, expired)
 
 	task := storetest.MustRunning(t, a, nil)
 	for w := range 8 {
@@ -444,6 +486,83 @@ func TestHosts(t *testing.T) {
 	}
 	wg.Wait()
 	require.Equal(t, int64(2+8*25*2), storetest.MustCheckLog(t, b, task.ID).LastSeq)
+}
+
+// TestHostsWatch runs two stores on one database, as two hosts would, each
+// without the poll: a watch on one fires for the commits of the other,
+// through the notifications alone, and again when its listener connection
+// is cut and comes back.
+func TestHostsWatch(t *testing.T) {
+	dsn := NewSchema(t, NewDatabase(t))
+	open := func() *postgres.DB {
+		db, err := postgres.Open(t.Context(), dsn, postgres.Options{Logger: testLogger(t), WatchPollInterval: time.Hour})
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, db.Close(context.Background())) })
+		return db
+	}
+	a, b := open(), open()
+	ctx := t.Context()
+	fired := func(ch <-chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no signal: %s", what)
+		}
+	}
+	quiet := func(ch <-chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-ch:
+			t.Fatalf("a signal: %s", what)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	drain := func(ch <-chan struct{}) {
+		for {
+			select {
+			case <-ch:
+			default:
+				return
+			}
+		}
+	}
+
+	work, stopWork := b.WorkWatch()
+	defer stopWork()
+	task := storetest.MustInsertTask(t, a, nil)
+	fired(work, "work watch on B after a task was queued through A")
+
+	events, stop := b.EventWatch(task.ID)
+	defer stop()
+	other, stopOther := b.EventWatch(storetest.MustInsertTask(t, b, nil).ID)
+	defer stopOther()
+	drain(events)
+	drain(other)
+	_, err := a.EventAppend(ctx, &store.EventAppendParams{TaskID: task.ID, Events: []store.EventDraft{{Type: "signal"}}})
+	require.NoError(t, err)
+	fired(events, "event watch on B after an append through A")
+	quiet(other, "event watch of another task")
+	list, err := b.EventList(ctx, &store.EventListParams{TaskID: task.ID, From: 1})
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+
+	// Cut B's listener: its watchers fire when it is back, since what was
+	// notified meanwhile is lost.
+	admin, err := pgx.Connect(ctx, dsn)
+	require.NoError(t, err)
+	defer func() { _ = admin.Close(context.Background()) }()
+	drain(events)
+	tag, err := admin.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE datname = current_database() AND query LIKE 'LISTEN %' AND pid <> pg_backend_pid()`)
+	require.NoError(t, err)
+	require.EqualValues(t, 2, tag.RowsAffected(), "one listener per store")
+	fired(events, "event watch on B after its listener reconnected")
+	time.Sleep(300 * time.Millisecond)
+	drain(events)
+	_, err = a.EventAppend(ctx, &store.EventAppendParams{TaskID: task.ID, Events: []store.EventDraft{{Type: "signal"}}})
+	require.NoError(t, err)
+	fired(events, "event watch on B after an append through A, once reconnected")
 }
 
 // TestCancelledWrite checks that a write whose context ends while it waits

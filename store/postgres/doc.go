@@ -41,12 +41,27 @@
 // truncates every time to the millisecond, in UTC, before it writes it, as
 // the store contract says.
 //
+// # Leases
+//
+// A lease's expiry is the transaction's now() plus its TTL: the
+// database's clock, read by a statement the transaction sends anyway (the
+// owners of a claim, the due workflows, a waiting parent; a task inserted
+// running computes it in its INSERT), so a lease costs no round trip. LeaseExtend is one statement for all
+// of a host's leases. TaskReclaim locks the tasks whose lease expired
+// with FOR NO KEY UPDATE SKIP LOCKED, so hosts reclaiming at once take
+// different tasks and a task being written to waits for the next round.
+//
 // # Event watch
 //
-// EventWatch is signalled after the commit of every transaction of this
-// process that appended to a task's log. Appends by other processes on the
-// same database are not seen yet; watch.go names the seam where
-// LISTEN/NOTIFY plugs in.
+// EventWatch and WorkWatch are signalled after the commit of every
+// transaction of this process that appended to a task's log (or may have
+// made work claimable), and for the commits of every other store on the
+// same schema: each such transaction sends one pg_notify on the channel
+// weft_<schema>, and each store keeps one connection outside its pool
+// listening there (so a host uses Options.MaxConns+1 connections). A
+// notification is a hint: every watcher also fires when the listener
+// reconnects and every Options.WatchPollInterval, so a notification lost
+// with a connection delays a reader, never stalls it.
 //
 // # Migrations
 //

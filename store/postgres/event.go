@@ -22,7 +22,7 @@ func (db *DB) EventAppend(ctx context.Context, p *store.EventAppendParams) ([]*s
 	var out []*store.Event
 	err := db.write(ctx, func(t *tx) error {
 		var err error
-		if out, err = t.appendEvents(p.TaskID, p.Events, now(), p.Wake, p.Progress); err != nil {
+		if out, err = t.appendEvents(p.TaskID, p.Events, now(), p.Wake, p.Progress, p.Lease); err != nil {
 			return err
 		}
 		if p.Idempotency != nil {
@@ -42,15 +42,21 @@ func (db *DB) EventAppend(ctx context.Context, p *store.EventAppendParams) ([]*s
 // task row is locked first and the sequence numbers are taken from its
 // last_seq, so concurrent appends to one log take turns and leave no gap.
 // wake makes a queued task claimable now, or a waiting workflow due now,
-// and a non-nil progress becomes the task's progress, updated at n.
-func (t *tx) appendEvents(taskID string, ds []store.EventDraft, n time.Time, wake bool, progress *store.TaskProgress) ([]*store.Event, error) {
+// and a non-nil progress becomes the task's progress, updated at n. A
+// fence other than 0 is the lease token the writer holds
+// (store.CheckLease).
+func (t *tx) appendEvents(taskID string, ds []store.EventDraft, n time.Time, wake bool, progress *store.TaskProgress, fence int64) ([]*store.Event, error) {
 	var out []*store.Event
 	err := t.withTask(taskID, func(task *store.Task) error {
+		if err := store.CheckLease(task, fence); err != nil {
+			return err
+		}
 		if task.Status.IsTerminal() {
 			return fmt.Errorf("task %s: %w", taskID, store.ErrTaskFinished)
 		}
 		if wake && task.Status == store.StatusQueued && task.NotBefore.After(n) {
 			task.NotBefore = n
+			t.workAppeared()
 		}
 		prev := task.LastSeq
 		task.LastSeq += int64(len(ds))

@@ -25,6 +25,11 @@ type move struct {
 	// now.
 	notBefore       time.Time
 	clearCheckpoint bool
+	// fence is the lease token the writer holds, 0 for a write that is not
+	// fenced (see store.CheckLease).
+	fence int64
+	// grant, when set, gives the task a new lease (a claim).
+	grant *grant
 }
 
 // moveColumns lists, per target status, the columns a move writes besides
@@ -50,7 +55,10 @@ var finishColumns = []string{
 var moveSQL = func() map[store.Status]string {
 	out := make(map[store.Status]string, len(moveColumns))
 	for st, cols := range moveColumns {
-		set := []string{"status = $1", "updated_at = $2", "last_seq = $3", "checkpoint_codec = $4", "checkpoint = $5"}
+		set := []string{
+			"status = $1", "updated_at = $2", "last_seq = $3", "checkpoint_codec = $4", "checkpoint = $5",
+			"lease_host = $6", "lease_token = $7", "lease_expires_at = $8",
+		}
 		for _, c := range cols {
 			set = append(set, fmt.Sprintf("%s = $%d", c, len(set)+1))
 		}
@@ -65,7 +73,10 @@ var moveSQL = func() map[store.Status]string {
 // then the id and the expected status and last sequence number.
 func moveArgs(task *store.Task, from store.Status, lastSeq int64) []any {
 	cpCodec, cp := payloadArgs(task.Checkpoint)
-	args := []any{string(task.Status), task.UpdatedAt, task.LastSeq, cpCodec, cp}
+	args := []any{
+		string(task.Status), task.UpdatedAt, task.LastSeq, cpCodec, cp,
+		task.Lease.Host, task.Lease.Token, tsOrNull(task.Lease.ExpiresAt),
+	}
 	switch task.Status {
 	case store.StatusQueued:
 		args = append(args, task.NotBefore)
@@ -83,11 +94,15 @@ func moveArgs(task *store.Task, from store.Status, lastSeq int64) []any {
 }
 
 // moveFrom locks the task id and moves it as m says when its status is one
-// of from. Otherwise it returns the current task and ErrConflict.
+// of from. Otherwise it returns the current task and ErrConflict, or
+// ErrLeaseLost when the task no longer holds m.fence.
 func (t *tx) moveFrom(id string, from []store.Status, m *move, n time.Time) (*store.Task, error) {
 	var out *store.Task
 	err := t.withTask(id, func(task *store.Task) error {
 		out = task
+		if err := store.CheckLease(task, m.fence); err != nil {
+			return err
+		}
 		if !slices.Contains(from, task.Status) {
 			return fmt.Errorf("%w: task %s is %s, expected %s", store.ErrConflict, id, task.Status, joinStatuses(from))
 		}
@@ -98,10 +113,22 @@ func (t *tx) moveFrom(id string, from []store.Status, m *move, n time.Time) (*st
 
 // move applies m to task, the locked current row, writes the changed
 // columns and the events, and leaves task as it now is in the database.
+// A move with a grant reads the database's clock first (tx.clock).
 func (t *tx) move(task *store.Task, m *move, n time.Time) error {
 	from := task.Status
 	if !store.CanTransition(from, m.to) {
 		return fmt.Errorf("%w: no transition %s → %s", store.ErrInvalid, from, m.to)
+	}
+	switch {
+	case m.grant != nil:
+		if err := t.applyGrant(task, m.grant); err != nil {
+			return err
+		}
+	case m.to == store.StatusQueued || m.to.IsTerminal():
+		releaseLease(task)
+	}
+	if m.to == store.StatusQueued {
+		t.workAppeared()
 	}
 	if from == store.StatusQueued && (m.to == store.StatusLoading || m.to == store.StatusRunning) {
 		task.Attempt++ // a new attempt starts

@@ -133,8 +133,13 @@ func (t *tx) recoverTask(task *store.Task, n time.Time, res *store.TaskRecoverRe
 		prev := task.LastSeq
 		task.LastSeq++
 		task.UpdatedAt = n
-		t.laterOne("UPDATE tasks SET last_seq = $1, updated_at = $2 WHERE id = $3 AND last_seq = $4",
-			task.LastSeq, n, task.ID, prev)
+		// A fresh lease, so that a write of the run before the restart
+		// (fenced by the old token) can never land.
+		if err := t.applyGrant(task, newGrant(task.Lease.Host, 0)); err != nil {
+			return err
+		}
+		t.laterOne("UPDATE tasks SET last_seq = $1, updated_at = $2, lease_token = $3, lease_expires_at = $4 WHERE id = $5 AND last_seq = $6",
+			task.LastSeq, n, task.Lease.Token, task.Lease.ExpiresAt, task.ID, prev)
 		t.insertEvent(task.ID, task.LastSeq, store.EventRecovered,
 			statusPayload(store.StatusRunning, store.StatusRunning, task.Attempt, store.CodeServerRestarted), n)
 		return nil

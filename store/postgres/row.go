@@ -64,7 +64,7 @@ const taskColumns = `id, module, module_digest, function, kind, input_codec, inp
 	timeout_ms, retry, attempt, checkpoint_codec, checkpoint, output_codec, output,
 	error_code, error_message, error_type, error_non_retryable, error_details_codec, error_details,
 	owner_client_id, parent_task_id, not_before, created_at, updated_at, started_at, finished_at, last_seq,
-	memory_limit, progress`
+	memory_limit, progress, lease_host, lease_token, lease_expires_at`
 
 // taskColumnsNoPayloads is taskColumns with every payload read as NULL.
 var taskColumnsNoPayloads = strings.NewReplacer(
@@ -97,12 +97,13 @@ func scanTask(s scanner) (*store.Task, error) {
 		notBefore, created, updated            time.Time
 		started, finished                      *time.Time
 		progress                               *string
+		leaseExpires                           *time.Time
 	)
 	err := s.Scan(&t.ID, &t.Module, &t.ModuleDigest, &t.Function, &kind, &inCodec, &in, &status, &onRestart,
 		&timeoutMS, &retry, &t.Attempt, &cpCodec, &cp, &outCodec, &out,
 		&errCode, &errMsg, &errType, &errNonRetryable, &errDtCodec, &errDt,
 		&t.OwnerClientID, &parent, &notBefore, &created, &updated, &started, &finished, &t.LastSeq,
-		&t.MemoryLimit, &progress)
+		&t.MemoryLimit, &progress, &t.Lease.Host, &t.Lease.Token, &leaseExpires)
 	if err != nil {
 		return nil, err
 	}
@@ -136,6 +137,7 @@ func scanTask(s scanner) (*store.Task, error) {
 	t.UpdatedAt = fromTS(updated)
 	t.StartedAt = fromNullTS(started)
 	t.FinishedAt = fromNullTS(finished)
+	t.Lease.ExpiresAt = fromNullTS(leaseExpires)
 	return &t, nil
 }
 
@@ -226,10 +228,10 @@ func orDefault[T comparable](v, def T) T {
 }
 
 // conflictTask returns task, the current row, when err is a lost
-// compare-and-set, and nil otherwise: after any other failure nothing
+// compare-and-set or a lost lease, and nil otherwise: after any other failure nothing
 // reliable can be said about the task.
 func conflictTask(task *store.Task, err error) *store.Task {
-	if errors.Is(err, store.ErrConflict) {
+	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrLeaseLost) {
 		return task
 	}
 	return nil

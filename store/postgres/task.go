@@ -29,7 +29,7 @@ func (db *DB) TaskInsert(ctx context.Context, p *store.TaskInsertParams) (*store
 	err = db.write(ctx, func(t *tx) error {
 		n := now()
 		if p.ParentTaskID != "" {
-			if _, err := t.appendEvents(p.ParentTaskID, p.ParentEvents, n, false, nil); err != nil {
+			if _, err := t.appendEvents(p.ParentTaskID, p.ParentEvents, n, false, nil, 0); err != nil {
 				return fmt.Errorf("parent %s: %w", p.ParentTaskID, err)
 			}
 		}
@@ -57,13 +57,15 @@ func (db *DB) TaskInsert(ctx context.Context, p *store.TaskInsertParams) (*store
 
 const insertTaskSQL = `INSERT INTO tasks (id, module, module_digest, function, kind, input_codec, input, status,
 	on_restart, timeout_ms, retry, attempt, owner_client_id, parent_task_id, not_before, created_at, updated_at,
-	started_at, last_seq, memory_limit)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`
+	started_at, last_seq, memory_limit, lease_host, lease_token, lease_expires_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
+		date_trunc('milliseconds', now()) + $23::bigint * interval '1 millisecond')`
 
 // insertTask inserts the task of p under id, owned by owner, with its
 // first event; with start it is inserted running in attempt 1, with the
 // status events of a claim and a start.
 func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, start bool, n time.Time) (*store.Task, error) {
+	var leaseMS int64 // the lease of a task inserted running
 	task := &store.Task{
 		ID:            id,
 		Module:        p.Module,
@@ -90,9 +92,20 @@ func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, star
 			return nil, fmt.Errorf("%w: a task that starts at once has no later not_before", store.ErrInvalid)
 		}
 		task.Status, task.Attempt, task.StartedAt, task.LastSeq = store.StatusRunning, 1, n, 2
+		// The lease runs from the database's clock, which the INSERT reads
+		// itself and the task learns with the commit: no round trip more.
+		g := newGrant(p.Host, p.LeaseTTL)
+		task.Lease = store.Lease{Host: g.host, Token: 1}
+		leaseMS = g.ttl.Milliseconds()
+		t.laterClock(func(n time.Time) { task.Lease.ExpiresAt = n.Add(g.ttl) })
+	} else {
+		t.workAppeared()
 	}
 	inCodec, in := payloadArgs(task.Input)
-	var parent, started any
+	var parent, started, lease any
+	if leaseMS > 0 {
+		lease = leaseMS
+	}
 	if task.ParentTaskID != "" {
 		parent = task.ParentTaskID
 	}
@@ -109,7 +122,8 @@ func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, star
 	}, insertTaskSQL,
 		task.ID, task.Module, task.ModuleDigest, task.Function, string(task.Kind), inCodec, in, string(task.Status),
 		string(task.OnRestart), task.Timeout.Milliseconds(), retry, task.Attempt, task.OwnerClientID, parent,
-		task.NotBefore, n, n, started, task.LastSeq, task.MemoryLimit)
+		task.NotBefore, n, n, started, task.LastSeq, task.MemoryLimit,
+		task.Lease.Host, task.Lease.Token, lease)
 	t.insertEvent(task.ID, 0, store.EventResponseCreated, statusPayload(store.StatusQueued, "", 0, ""), n)
 	if start {
 		t.insertEvent(task.ID, 1, store.EventStatusChanged, statusPayload(store.StatusLoading, store.StatusQueued, 1, ""), n)
@@ -242,7 +256,7 @@ func (db *DB) TaskTransition(ctx context.Context, p *store.TaskTransitionParams)
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("transition task: %w", err)
 	}
-	m := &move{to: p.To, reason: p.Reason, events: p.Events, notBefore: p.NotBefore, clearCheckpoint: p.ClearCheckpoint}
+	m := &move{to: p.To, reason: p.Reason, events: p.Events, notBefore: p.NotBefore, clearCheckpoint: p.ClearCheckpoint, fence: p.Lease}
 	switch p.To {
 	case store.StatusCompleted:
 		m.output = p.Output
@@ -258,7 +272,7 @@ func (db *DB) TaskTransition(ctx context.Context, p *store.TaskTransitionParams)
 			return err
 		}
 		if task.ParentTaskID != "" && (len(p.ParentEvents) > 0 || p.WakeParent) {
-			_, err := t.appendEvents(task.ParentTaskID, p.ParentEvents, n, p.WakeParent, nil)
+			_, err := t.appendEvents(task.ParentTaskID, p.ParentEvents, n, p.WakeParent, nil, 0)
 			if err != nil && !errors.Is(err, store.ErrTaskFinished) {
 				return fmt.Errorf("parent %s: %w", task.ParentTaskID, err)
 			}
@@ -305,7 +319,11 @@ func (db *DB) TaskCancel(ctx context.Context, id string) (*store.Task, bool, err
 
 // TaskClaim implements store.Store.
 func (db *DB) TaskClaim(ctx context.Context, p *store.TaskClaimParams) ([]*store.Task, error) {
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("claim tasks: %w", err)
+	}
 	limit := max(p.Limit, 1)
+	g := newGrant(p.Host, p.LeaseTTL)
 	var (
 		claimed []*store.Task
 		cursor  string
@@ -320,7 +338,7 @@ func (db *DB) TaskClaim(ctx context.Context, p *store.TaskClaimParams) ([]*store
 		cursor = db.claimCursor
 		db.claimMu.Unlock()
 		var err error
-		claimed, cursor, err = t.claimQueued(limit, at, n, p.Gate, cursor)
+		claimed, cursor, err = t.claimQueued(limit, at, n, p.Gate, g, cursor)
 		return err
 	})
 	if err != nil {
@@ -343,7 +361,7 @@ const queueOwnersSQL = `WITH RECURSIVE o (owner) AS (
 			ORDER BY owner_client_id LIMIT 1)
 		FROM o WHERE o.owner IS NOT NULL
 	)
-	SELECT owner FROM o WHERE owner IS NOT NULL`
+	SELECT owner, date_trunc('milliseconds', now()) FROM o WHERE owner IS NOT NULL`
 
 // claimNextSQL locks the oldest eligible queued tasks of one owner that no
 // other transaction holds: concurrent claims skip each other's rows
@@ -361,12 +379,23 @@ const claimNextSQL = "SELECT " + taskColumns + ` FROM tasks
 // statements; the moves to loading are queued and sent together. A task
 // locked and not claimed (the limit was reached, or the gate refused its
 // owner) stays queued and is free again at the commit.
-func (t *tx) claimQueued(limit int, at, n time.Time, gate store.ClaimGate, cursor string) ([]*store.Task, string, error) {
+func (t *tx) claimQueued(limit int, at, n time.Time, gate store.ClaimGate, g *grant, cursor string) ([]*store.Task, string, error) {
 	rows, err := t.query(queueOwnersSQL)
 	if err != nil {
 		return nil, cursor, err
 	}
-	owners, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	// The database's clock comes along, for the leases of the claim.
+	owners, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
+		var (
+			owner string
+			clock time.Time
+		)
+		err := r.Scan(&owner, &clock)
+		if err == nil && t.dbNow.IsZero() {
+			t.dbNow = clock.UTC()
+		}
+		return owner, err
+	})
 	if err != nil {
 		return nil, cursor, err
 	}
@@ -409,7 +438,7 @@ func (t *tx) claimQueued(limit int, at, n time.Time, gate store.ClaimGate, curso
 			if gate != nil && !gate.Admit(o, task.MemoryLimit) {
 				continue // kept waiting: drop the owner from this claim
 			}
-			if err := t.move(task, &move{to: store.StatusLoading}, n); err != nil {
+			if err := t.move(task, &move{to: store.StatusLoading, grant: g}, n); err != nil {
 				return nil, cursor, err
 			}
 			claimed = append(claimed, task)
@@ -431,6 +460,9 @@ func (db *DB) TaskCheckpoint(ctx context.Context, p *store.TaskCheckpointParams)
 		n := now()
 		return t.withTask(p.ID, func(cur *store.Task) error {
 			task = cur
+			if err := store.CheckLease(cur, p.Lease); err != nil {
+				return err
+			}
 			if cur.Status != store.StatusRunning && cur.Status != store.StatusLoading {
 				return fmt.Errorf("%w: task %s is %s, expected loading|running", store.ErrConflict, cur.ID, cur.Status)
 			}

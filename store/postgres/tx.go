@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -34,6 +35,8 @@ type tx struct {
 	// events are the event rows the transaction wrote, inserted together
 	// before the commit (flushEvents).
 	events eventRows
+	// dbNow is the database's clock, once read (clock).
+	dbNow time.Time
 }
 
 // queuedStmt is a write sent later; with one, it must change exactly one
@@ -45,6 +48,9 @@ type queuedStmt struct {
 	// onErr, when set, turns the statement's failure into the method's
 	// error (a unique violation into store.ErrExists).
 	onErr func(error) error
+	// scan, when set, reads the statement's one row (a read queued with
+	// the writes: the database's clock).
+	scan func(pgx.Row) error
 }
 
 func (db *DB) runTx(ctx context.Context, fn func(*tx) error) (touched []string, err error) {
@@ -67,6 +73,9 @@ func (db *DB) runTx(ctx context.Context, fn func(*tx) error) (touched []string, 
 		return nil, err
 	}
 	t.flushEvents()
+	if len(t.queued) > 0 || t.begun {
+		t.notify()
+	}
 	if len(t.queued) == 0 && !t.begun {
 		return t.touched, nil // read nothing, wrote nothing
 	}
@@ -120,6 +129,12 @@ func (t *tx) send(ctx context.Context, sql string, args []any) (pgx.BatchResults
 		}
 	}
 	for _, q := range queued {
+		if q.scan != nil {
+			if err := q.scan(br.QueryRow()); err != nil {
+				return fail(err)
+			}
+			continue
+		}
 		tag, err := br.Exec()
 		if err != nil {
 			if q.onErr != nil {
@@ -256,6 +271,19 @@ func (t *tx) affected(query string, args ...any) (int64, error) {
 
 // touch records that the log of taskID grew, for EventWatch.
 func (t *tx) touch(taskID string) { t.touched = append(t.touched, taskID) }
+
+// workAppeared records that the transaction may have made work claimable,
+// for WorkWatch.
+func (t *tx) workAppeared() { t.touched = append(t.touched, workKey) }
+
+// notify queues the transaction's one notification, sent by the COMMIT to
+// every host listening (see watch.go), when it grew a log or made work
+// claimable.
+func (t *tx) notify() {
+	if payload, ok := t.db.watch.payload(t.touched); ok {
+		t.later("SELECT pg_notify($1, $2)", t.db.watch.channel, payload)
+	}
+}
 
 // getTask locks the row of task id for this transaction and returns it:
 // every read-modify-write of a task starts here, so writers of one task

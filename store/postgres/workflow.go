@@ -31,7 +31,8 @@ func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams)
 		}
 		retries[i] = r
 	}
-	var task, ended *store.Task
+	var task, ended, endCur *store.Task
+	g := newGrant(p.Host, p.LeaseTTL)
 	events := p.Events
 	if p.EndChild != nil {
 		events = append(slices.Clip(p.EndChild.ParentEvents), p.Events...)
@@ -41,15 +42,18 @@ func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams)
 		if !p.At.IsZero() {
 			n = msTime(p.At)
 		}
-		task, ended, started = nil, nil, nil
+		task, ended, started, endCur = nil, nil, nil, nil
 		if p.EndChild != nil {
 			var err error
-			if ended, err = t.endChild(p.ID, p.EndChild, n); err != nil {
+			if ended, err = t.endChild(p.ID, p.EndChild, n, &endCur); err != nil {
 				return err
 			}
 		}
 		err := t.withTask(p.ID, func(cur *store.Task) error {
 			task = cur
+			if err := store.CheckLease(cur, p.Lease); err != nil {
+				return err
+			}
 			if cur.Status != store.StatusRunning {
 				return fmt.Errorf("%w: task %s is %s, expected running", store.ErrConflict, cur.ID, cur.Status)
 			}
@@ -77,8 +81,13 @@ func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams)
 			prev := cur.LastSeq
 			cur.LastSeq += int64(len(events))
 			cur.UpdatedAt = n
-			t.laterOne("UPDATE tasks SET last_seq = $1, updated_at = $2 WHERE id = $3 AND status = 'running' AND last_seq = $4",
+			releaseLease(cur) // a waiting workflow holds no lease
+			t.laterOne(`UPDATE tasks SET last_seq = $1, updated_at = $2, lease_host = '', lease_expires_at = NULL
+				WHERE id = $3 AND status = 'running' AND last_seq = $4`,
 				cur.LastSeq, n, cur.ID, prev)
+			if !p.WakeAt.IsZero() {
+				t.workAppeared()
+			}
 			t.insertEvents(cur.ID, prev+1, events, n)
 			t.later(`INSERT INTO workflow_waits (task_id, attempt, wake_at) VALUES ($1, $2, $3)
 				ON CONFLICT (task_id) DO UPDATE SET attempt = excluded.attempt, wake_at = excluded.wake_at`,
@@ -89,7 +98,7 @@ func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams)
 			return err
 		}
 		for i, c := range p.Children {
-			child, err := t.insertChild(task, c, retries[i], i == 0 && p.StartChild, n)
+			child, err := t.insertChild(task, c, retries[i], i == 0 && p.StartChild, g, n)
 			if err != nil {
 				return err
 			}
@@ -100,8 +109,8 @@ func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams)
 		return nil
 	})
 	if err != nil {
-		if cur := conflictTask(task, err); cur != nil {
-			return &store.WorkflowCommitResult{Task: cur}, fmt.Errorf("commit workflow: %w", err)
+		if cur := conflictTask(task, err); cur != nil || endCur != nil {
+			return &store.WorkflowCommitResult{Task: cur, Ended: endCur}, fmt.Errorf("commit workflow: %w", err)
 		}
 		return nil, fmt.Errorf("commit workflow: %w", err)
 	}
@@ -109,8 +118,9 @@ func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams)
 }
 
 // endChild moves the child p.ID of workflow parentID from running to its
-// end, for a WorkflowCommit that folds it in.
-func (t *tx) endChild(parentID string, p *store.TaskTransitionParams, n time.Time) (*store.Task, error) {
+// end, for a WorkflowCommit that folds it in. When the child's lease is
+// lost, *cur is set to the child as it is.
+func (t *tx) endChild(parentID string, p *store.TaskTransitionParams, n time.Time, cur **store.Task) (*store.Task, error) {
 	m := &move{to: p.To, reason: p.Reason, events: p.Events, clearCheckpoint: p.ClearCheckpoint}
 	if p.To == store.StatusCompleted {
 		m.output = p.Output
@@ -120,6 +130,10 @@ func (t *tx) endChild(parentID string, p *store.TaskTransitionParams, n time.Tim
 	var out *store.Task
 	err := t.withTask(p.ID, func(child *store.Task) error {
 		out = child
+		if err := store.CheckLease(child, p.Lease); err != nil {
+			*cur = child
+			return err
+		}
 		switch {
 		case child.ParentTaskID != parentID:
 			return fmt.Errorf("%w: task %s is not a child of %s", store.ErrInvalid, child.ID, parentID)
@@ -155,13 +169,14 @@ func (db *DB) WorkflowChildEnd(ctx context.Context, p *store.TaskTransitionParam
 	if err := p.ValidateChildEnd(); err != nil {
 		return nil, fmt.Errorf("end child task: %w", err)
 	}
-	m := &move{to: p.To, reason: p.Reason, events: p.Events, clearCheckpoint: p.ClearCheckpoint}
+	m := &move{to: p.To, reason: p.Reason, events: p.Events, clearCheckpoint: p.ClearCheckpoint, fence: p.Lease}
 	switch p.To {
 	case store.StatusCompleted:
 		m.output = p.Output
 	case store.StatusFailed, store.StatusCancelled:
 		m.err = p.Error
 	}
+	g := newGrant(p.Host, p.LeaseTTL)
 	res := &store.WorkflowChildEndResult{}
 	err := db.write(ctx, func(t *tx) error {
 		n := now()
@@ -177,19 +192,27 @@ func (db *DB) WorkflowChildEnd(ctx context.Context, p *store.TaskTransitionParam
 		}
 		// appendEvents locks the parent's row: a claim of the parent or
 		// another child's end waits for this transaction.
-		if _, err := t.appendEvents(parentID, p.ParentEvents, n, false, nil); err != nil {
+		if _, err := t.appendEvents(parentID, p.ParentEvents, n, false, nil, 0); err != nil {
 			if errors.Is(err, store.ErrTaskFinished) {
 				return nil // a finished workflow's log never grows
 			}
 			return fmt.Errorf("parent %s: %w", parentID, err)
 		}
-		var attempt int
-		err = t.scanRow("SELECT attempt FROM workflow_waits WHERE task_id = $1", []any{parentID}, &attempt)
+		var (
+			attempt int
+			clock   time.Time
+		)
+		// The database's clock comes along, for the lease of a hand-over.
+		err = t.scanRow("SELECT attempt, date_trunc('milliseconds', now()) FROM workflow_waits WHERE task_id = $1",
+			[]any{parentID}, &attempt, &clock)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil // in a run: its commit finds the log grown
 		}
 		if err != nil {
 			return err
+		}
+		if t.dbNow.IsZero() {
+			t.dbNow = clock.UTC()
 		}
 		parent, err := t.getTask(parentID)
 		if err != nil {
@@ -199,6 +222,9 @@ func (db *DB) WorkflowChildEnd(ctx context.Context, p *store.TaskTransitionParam
 			return nil // a stale wait
 		}
 		t.later("DELETE FROM workflow_waits WHERE task_id = $1", parentID)
+		if err := t.grantLease(parent, g); err != nil {
+			return err
+		}
 		res.Parent = parent
 		return nil
 	})
@@ -212,14 +238,15 @@ func (db *DB) WorkflowChildEnd(ctx context.Context, p *store.TaskTransitionParam
 }
 
 // insertChild inserts a child task of parent, as TaskInsert would; with
-// start it is inserted running.
-func (t *tx) insertChild(parent *store.Task, p *store.TaskInsertParams, retry string, start bool, n time.Time) (*store.Task, error) {
+// start it is inserted running, with the lease g.
+func (t *tx) insertChild(parent *store.Task, p *store.TaskInsertParams, retry string, start bool, g *grant, n time.Time) (*store.Task, error) {
 	id := p.ID
 	if id == "" {
 		id = store.NewID(store.TaskIDPrefix)
 	}
 	child := *p
 	child.ParentTaskID = parent.ID
+	child.Host, child.LeaseTTL = g.host, g.ttl
 	return t.insertTask(&child, id, orDefault(p.OwnerClientID, parent.OwnerClientID), retry, start, n)
 }
 
@@ -229,7 +256,11 @@ func (t *tx) insertChild(parent *store.Task, p *store.TaskInsertParams, retry st
 // is locked before the wait row is deleted, as every other write does; a
 // task another transaction holds is skipped, not waited for, and stays due.
 func (db *DB) WorkflowClaim(ctx context.Context, p *store.WorkflowClaimParams) (*store.WorkflowClaimResult, error) {
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("claim workflows: %w", err)
+	}
 	limit := max(p.Limit, 1)
+	g := newGrant(p.Host, p.LeaseTTL)
 	res := &store.WorkflowClaimResult{}
 	err := db.write(ctx, func(t *tx) error {
 		res.Tasks, res.Refused = res.Tasks[:0], false
@@ -246,14 +277,22 @@ func (db *DB) WorkflowClaim(ctx context.Context, p *store.WorkflowClaimParams) (
 				id      string
 				attempt int
 			}
-			rows, err := t.query(`SELECT task_id, attempt FROM workflow_waits WHERE wake_at IS NOT NULL AND wake_at <= $1
+			// The database's clock comes along, for the leases of the claim.
+			rows, err := t.query(`SELECT task_id, attempt, date_trunc('milliseconds', now()) FROM workflow_waits
+				WHERE wake_at IS NOT NULL AND wake_at <= $1
 				ORDER BY wake_at, task_id LIMIT $2 OFFSET $3`, at, min(limit-len(res.Tasks), workflowClaimBatch), skipped)
 			if err != nil {
 				return err
 			}
 			batch, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (due, error) {
-				var d due
-				err := r.Scan(&d.id, &d.attempt)
+				var (
+					d     due
+					clock time.Time
+				)
+				err := r.Scan(&d.id, &d.attempt, &clock)
+				if err == nil && t.dbNow.IsZero() {
+					t.dbNow = clock.UTC()
+				}
 				return d, err
 			})
 			if err != nil {
@@ -290,6 +329,9 @@ func (db *DB) WorkflowClaim(ctx context.Context, p *store.WorkflowClaimParams) (
 				}
 				t.later("DELETE FROM workflow_waits WHERE task_id = $1", d.id)
 				if live {
+					if err := t.grantLease(task, g); err != nil {
+						return err
+					}
 					res.Tasks = append(res.Tasks, task)
 				}
 			}
@@ -308,7 +350,7 @@ func (db *DB) WorkflowClaim(ctx context.Context, p *store.WorkflowClaimParams) (
 }
 
 // WorkflowResume implements store.Store. A row left by an older attempt is
-// replaced. The task rows are locked first: a wait row changes only under
+// replaced, and the workflows give up their leases. The task rows are locked first: a wait row changes only under
 // its task's lock.
 func (db *DB) WorkflowResume(ctx context.Context, p *store.WorkflowResumeParams) error {
 	if err := p.Validate(); err != nil {
@@ -319,11 +361,18 @@ func (db *DB) WorkflowResume(ctx context.Context, p *store.WorkflowResumeParams)
 		batch := ids[:min(len(ids), recoverBatch)]
 		ids = ids[len(batch):]
 		err := db.write(ctx, func(t *tx) error {
+			t.workAppeared()
 			_, err := t.exec(`INSERT INTO workflow_waits (task_id, attempt, wake_at)
 				SELECT id, attempt, $1 FROM tasks WHERE id = ANY($2::text[]) AND status = 'running' AND kind = 'workflow'
 				ORDER BY id FOR NO KEY UPDATE
 				ON CONFLICT (task_id) DO UPDATE SET attempt = excluded.attempt, wake_at = excluded.wake_at
 				WHERE workflow_waits.attempt <> excluded.attempt`, now(), batch)
+			if err != nil {
+				return err
+			}
+			// Claimable now, the workflows hold no lease until claimed.
+			_, err = t.exec(`UPDATE tasks SET lease_host = '', lease_expires_at = NULL
+				WHERE id = ANY($1::text[]) AND status = 'running' AND kind = 'workflow' AND lease_expires_at IS NOT NULL`, batch)
 			return err
 		})
 		if err != nil {
@@ -337,6 +386,7 @@ func (db *DB) WorkflowResume(ctx context.Context, p *store.WorkflowResumeParams)
 // is not waiting (in the middle of a run) is left alone: its commit finds
 // the log grown and runs it again.
 func (t *tx) wakeWorkflow(taskID string, n time.Time) {
+	t.workAppeared()
 	t.later("UPDATE workflow_waits SET wake_at = $1 WHERE task_id = $2 AND (wake_at IS NULL OR wake_at > $1)",
 		n, taskID)
 }

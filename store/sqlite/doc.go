@@ -26,6 +26,15 @@
 // A checkpointer copies the WAL back into the database file on its own
 // connection, so commits never wait for a checkpoint.
 //
+// # Leases
+//
+// A SQLite store belongs to one host (Shared reports false), so start-up
+// runs TaskRecover. Leases and fencing hold all the same (see the store
+// package doc): a run that outlived its lease must not write, and
+// TaskReclaim takes over tasks whose lease expired. Expiry is counted from
+// the process clock; LeaseExtend is one transaction. WorkWatch fires after
+// this store's own commits.
+//
 // # Durability
 //
 // The database runs in WAL mode with synchronous=FULL by default: a method

@@ -25,6 +25,32 @@ type move struct {
 	// now.
 	notBefore       time.Time
 	clearCheckpoint bool
+	// fence is the lease token the writer holds, 0 for a write that is not
+	// fenced (see store.CheckLease).
+	fence int64
+	// grant, when set, gives the task a new lease (a claim).
+	grant *grant
+}
+
+// grant is a lease to hand out: to host, for ttl.
+type grant struct {
+	host string
+	ttl  time.Duration
+}
+
+// newGrant returns the lease a claim by host with ttl gives.
+func newGrant(host string, ttl time.Duration) *grant {
+	return &grant{host: host, ttl: store.LeaseTTLOr(ttl)}
+}
+
+// apply gives task a new lease from n on: the next token.
+func (g *grant) apply(task *store.Task, n time.Time) {
+	task.Lease = store.Lease{Host: g.host, Token: task.Lease.Token + 1, ExpiresAt: n.Add(g.ttl)}
+}
+
+// releaseLease drops the lease task holds, keeping its token.
+func releaseLease(task *store.Task) {
+	task.Lease.Host, task.Lease.ExpiresAt = "", time.Time{}
 }
 
 // moveColumns lists, per target status, the columns a move writes besides
@@ -49,7 +75,7 @@ var finishColumns = []string{
 var moveSQL = func() map[store.Status]string {
 	out := make(map[store.Status]string, len(moveColumns))
 	for st, cols := range moveColumns {
-		set := "status = ?, updated_at = ?, last_seq = ?, checkpoint_codec = ?, checkpoint = ?"
+		set := "status = ?, updated_at = ?, last_seq = ?, checkpoint_codec = ?, checkpoint = ?, lease_host = ?, lease_token = ?, lease_expires_at = ?"
 		for _, c := range cols {
 			set += ", " + c + " = ?"
 		}
@@ -62,7 +88,10 @@ var moveSQL = func() map[store.Status]string {
 // then the id and the expected status and last sequence number.
 func moveArgs(task *store.Task, from store.Status, lastSeq int64) []any {
 	cpCodec, cp := payloadArgs(task.Checkpoint)
-	args := []any{string(task.Status), ms(task.UpdatedAt), task.LastSeq, cpCodec, cp}
+	args := []any{
+		string(task.Status), ms(task.UpdatedAt), task.LastSeq, cpCodec, cp,
+		task.Lease.Host, task.Lease.Token, msOrNull(task.Lease.ExpiresAt),
+	}
 	switch task.Status {
 	case store.StatusQueued:
 		args = append(args, ms(task.NotBefore))
@@ -80,11 +109,15 @@ func moveArgs(task *store.Task, from store.Status, lastSeq int64) []any {
 }
 
 // moveFrom reads the task id and moves it as m says when its status is one
-// of from. Otherwise it returns the current task and ErrConflict.
+// of from. Otherwise it returns the current task and ErrConflict, or
+// ErrLeaseLost when the task no longer holds m.fence.
 func (t *tx) moveFrom(id string, from []store.Status, m *move, n time.Time) (*store.Task, error) {
 	var out *store.Task
 	err := t.withTask(id, func(task *store.Task) error {
 		out = task
+		if err := store.CheckLease(task, m.fence); err != nil {
+			return err
+		}
 		if !slices.Contains(from, task.Status) {
 			return fmt.Errorf("%w: task %s is %s, expected %s", store.ErrConflict, id, task.Status, joinStatuses(from))
 		}
@@ -122,6 +155,15 @@ func (t *tx) move(task *store.Task, m *move, n time.Time) error {
 	}
 	if m.clearCheckpoint {
 		task.Checkpoint = store.Payload{}
+	}
+	switch {
+	case m.grant != nil:
+		m.grant.apply(task, n)
+	case m.to == store.StatusQueued || m.to.IsTerminal():
+		releaseLease(task)
+	}
+	if m.to == store.StatusQueued {
+		t.workAppeared()
 	}
 	task.Status = m.to
 	task.UpdatedAt = n

@@ -146,8 +146,12 @@ func (t *tx) recoverTask(task *store.Task, n time.Time, res *store.TaskRecoverRe
 			prev := cur.LastSeq
 			cur.LastSeq++
 			cur.UpdatedAt = n
-			if err := t.execOne("UPDATE tasks SET last_seq = ?, updated_at = ? WHERE id = ? AND last_seq = ?",
-				cur.LastSeq, ms(n), cur.ID, prev); err != nil {
+			// A fresh lease, so that a write of the run before the restart
+			// (fenced by the old token) can never land.
+			newGrant(cur.Lease.Host, 0).apply(cur, n)
+			if err := t.execOne(`UPDATE tasks SET last_seq = ?, updated_at = ?, lease_token = ?, lease_expires_at = ?
+				WHERE id = ? AND last_seq = ?`,
+				cur.LastSeq, ms(n), cur.Lease.Token, ms(cur.Lease.ExpiresAt), cur.ID, prev); err != nil {
 				return err
 			}
 			t.cachePut(cur)

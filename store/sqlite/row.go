@@ -59,7 +59,7 @@ const taskColumns = `id, module, module_digest, function, kind, input_codec, inp
 	timeout_ms, retry, attempt, checkpoint_codec, checkpoint, output_codec, output,
 	error_code, error_message, error_type, error_non_retryable, error_details_codec, error_details,
 	owner_client_id, parent_task_id, not_before, created_at, updated_at, started_at, finished_at, last_seq,
-	memory_limit, progress`
+	memory_limit, progress, lease_host, lease_token, lease_expires_at`
 
 // taskColumnsNoPayloads is taskColumns with every payload read as NULL.
 var taskColumnsNoPayloads = strings.NewReplacer(
@@ -91,12 +91,13 @@ func scanTask(s scanner) (*store.Task, error) {
 		timeoutMS, notBefore, created, updated int64
 		started, finished                      sql.NullInt64
 		progress                               sql.NullString
+		leaseExpires                           sql.NullInt64
 	)
 	err := s.Scan(&t.ID, &t.Module, &t.ModuleDigest, &t.Function, &kind, &inCodec, &in, &status, &onRestart,
 		&timeoutMS, &retry, &t.Attempt, &cpCodec, &cp, &outCodec, &out,
 		&errCode, &errMsg, &errType, &errNonRetryable, &errDtCodec, &errDt,
 		&t.OwnerClientID, &parent, &notBefore, &created, &updated, &started, &finished, &t.LastSeq,
-		&t.MemoryLimit, &progress)
+		&t.MemoryLimit, &progress, &t.Lease.Host, &t.Lease.Token, &leaseExpires)
 	if err != nil {
 		return nil, err
 	}
@@ -130,6 +131,7 @@ func scanTask(s scanner) (*store.Task, error) {
 	t.UpdatedAt = fromMS(updated)
 	t.StartedAt = fromNullMS(started)
 	t.FinishedAt = fromNullMS(finished)
+	t.Lease.ExpiresAt = fromNullMS(leaseExpires)
 	return &t, nil
 }
 

@@ -28,7 +28,7 @@ func (db *DB) TaskInsert(ctx context.Context, p *store.TaskInsertParams) (*store
 	err = db.write(ctx, func(t *tx) error {
 		n := now()
 		if p.ParentTaskID != "" {
-			if _, err := t.appendEvents(p.ParentTaskID, p.ParentEvents, n, false, nil); err != nil {
+			if _, err := t.appendEvents(p.ParentTaskID, p.ParentEvents, n, false, nil, 0); err != nil {
 				return fmt.Errorf("parent %s: %w", p.ParentTaskID, err)
 			}
 		}
@@ -85,6 +85,9 @@ func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, star
 			return nil, fmt.Errorf("%w: a task that starts at once has no later not_before", store.ErrInvalid)
 		}
 		task.Status, task.Attempt, task.StartedAt, task.LastSeq = store.StatusRunning, 1, n, 2
+		newGrant(p.Host, p.LeaseTTL).apply(task, n)
+	} else {
+		t.workAppeared()
 	}
 	inCodec, in := payloadArgs(task.Input)
 	var parent, started any
@@ -96,11 +99,12 @@ func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, star
 	}
 	_, err := t.exec(`INSERT INTO tasks (id, module, module_digest, function, kind, input_codec, input, status,
 		on_restart, timeout_ms, retry, attempt, owner_client_id, parent_task_id, not_before, created_at, updated_at,
-		started_at, last_seq, memory_limit)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		started_at, last_seq, memory_limit, lease_host, lease_token, lease_expires_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		task.ID, task.Module, task.ModuleDigest, task.Function, string(task.Kind), inCodec, in, string(task.Status),
 		string(task.OnRestart), task.Timeout.Milliseconds(), retry, task.Attempt, task.OwnerClientID, parent,
-		ms(task.NotBefore), ms(n), ms(n), started, task.LastSeq, task.MemoryLimit)
+		ms(task.NotBefore), ms(n), ms(n), started, task.LastSeq, task.MemoryLimit,
+		task.Lease.Host, task.Lease.Token, msOrNull(task.Lease.ExpiresAt))
 	if err != nil {
 		if isConstraint(err) {
 			return nil, fmt.Errorf("%w: task %s", store.ErrExists, task.ID)
@@ -258,7 +262,7 @@ func (db *DB) TaskTransition(ctx context.Context, p *store.TaskTransitionParams)
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("transition task: %w", err)
 	}
-	m := &move{to: p.To, reason: p.Reason, events: p.Events, notBefore: p.NotBefore, clearCheckpoint: p.ClearCheckpoint}
+	m := &move{to: p.To, reason: p.Reason, events: p.Events, notBefore: p.NotBefore, clearCheckpoint: p.ClearCheckpoint, fence: p.Lease}
 	switch p.To {
 	case store.StatusCompleted:
 		m.output = p.Output
@@ -274,7 +278,7 @@ func (db *DB) TaskTransition(ctx context.Context, p *store.TaskTransitionParams)
 			return err
 		}
 		if task.ParentTaskID != "" && (len(p.ParentEvents) > 0 || p.WakeParent) {
-			_, err := t.appendEvents(task.ParentTaskID, p.ParentEvents, n, p.WakeParent, nil)
+			_, err := t.appendEvents(task.ParentTaskID, p.ParentEvents, n, p.WakeParent, nil, 0)
 			if err != nil && !errors.Is(err, store.ErrTaskFinished) {
 				return fmt.Errorf("parent %s: %w", task.ParentTaskID, err)
 			}
@@ -321,7 +325,11 @@ func (db *DB) TaskCancel(ctx context.Context, id string) (*store.Task, bool, err
 
 // TaskClaim implements store.Store.
 func (db *DB) TaskClaim(ctx context.Context, p *store.TaskClaimParams) ([]*store.Task, error) {
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("claim tasks: %w", err)
+	}
 	limit := max(p.Limit, 1)
+	g := newGrant(p.Host, p.LeaseTTL)
 	var claimed []*store.Task
 	err := db.write(ctx, func(t *tx) error {
 		n := now()
@@ -330,7 +338,7 @@ func (db *DB) TaskClaim(ctx context.Context, p *store.TaskClaimParams) ([]*store
 			at = p.Now
 		}
 		var err error
-		claimed, err = t.claimQueued(limit, ms(at), n, p.Gate)
+		claimed, err = t.claimQueued(limit, ms(at), n, p.Gate, g)
 		return err
 	})
 	if err != nil {
@@ -343,7 +351,7 @@ func (db *DB) TaskClaim(ctx context.Context, p *store.TaskClaimParams) ([]*store
 // their owners starting after the owner served last, oldest first within an
 // owner. Every query is an index seek on tasks_queue, so tasks waiting for a
 // later time cost nothing.
-func (t *tx) claimQueued(limit int, at int64, n time.Time, gate store.ClaimGate) ([]*store.Task, error) {
+func (t *tx) claimQueued(limit int, at int64, n time.Time, gate store.ClaimGate, g *grant) ([]*store.Task, error) {
 	// The owners with queued tasks, by a skip scan of the queue index.
 	var owners []string
 	for first, prev := true, ""; ; first = false {
@@ -402,7 +410,7 @@ func (t *tx) claimQueued(limit int, at int64, n time.Time, gate store.ClaimGate)
 			if gate != nil && !gate.Admit(o, mem) {
 				continue // kept waiting: drop the owner from this claim
 			}
-			task, err := t.moveFrom(id, []store.Status{store.StatusQueued}, &move{to: store.StatusLoading}, n)
+			task, err := t.moveFrom(id, []store.Status{store.StatusQueued}, &move{to: store.StatusLoading, grant: g}, n)
 			if err != nil {
 				return nil, err
 			}
@@ -425,6 +433,9 @@ func (db *DB) TaskCheckpoint(ctx context.Context, p *store.TaskCheckpointParams)
 		n := now()
 		return t.withTask(p.ID, func(cur *store.Task) error {
 			task = cur
+			if err := store.CheckLease(cur, p.Lease); err != nil {
+				return err
+			}
 			if cur.Status != store.StatusRunning && cur.Status != store.StatusLoading {
 				return fmt.Errorf("%w: task %s is %s, expected loading|running", store.ErrConflict, cur.ID, cur.Status)
 			}
@@ -448,10 +459,10 @@ func (db *DB) TaskCheckpoint(ctx context.Context, p *store.TaskCheckpointParams)
 }
 
 // conflictTask returns task, the current row, when err is a lost
-// compare-and-set, and nil otherwise: after any other failure nothing
-// reliable can be said about the task.
+// compare-and-set or a lost lease, and nil otherwise: after any other
+// failure nothing reliable can be said about the task.
 func conflictTask(task *store.Task, err error) *store.Task {
-	if errors.Is(err, store.ErrConflict) {
+	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrLeaseLost) {
 		return task
 	}
 	return nil

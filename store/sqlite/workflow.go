@@ -30,7 +30,8 @@ func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams)
 		}
 		retries[i] = r
 	}
-	var task, ended *store.Task
+	var task, ended, endCur *store.Task
+	g := newGrant(p.Host, p.LeaseTTL)
 	events := p.Events
 	if p.EndChild != nil {
 		events = append(slices.Clip(p.EndChild.ParentEvents), p.Events...)
@@ -40,15 +41,18 @@ func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams)
 		if !p.At.IsZero() {
 			n = p.At.UTC().Truncate(time.Millisecond)
 		}
-		ended = nil
+		ended, endCur = nil, nil
 		if p.EndChild != nil {
 			var err error
-			if ended, err = t.endChild(p.ID, p.EndChild, n); err != nil {
+			if ended, err = t.endChild(p.ID, p.EndChild, n, &endCur); err != nil {
 				return err
 			}
 		}
 		err := t.withTask(p.ID, func(cur *store.Task) error {
 			task = cur
+			if err := store.CheckLease(cur, p.Lease); err != nil {
+				return err
+			}
 			if cur.Status != store.StatusRunning {
 				return fmt.Errorf("%w: task %s is %s, expected running", store.ErrConflict, cur.ID, cur.Status)
 			}
@@ -76,7 +80,9 @@ func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams)
 			prev := cur.LastSeq
 			cur.LastSeq += int64(len(events))
 			cur.UpdatedAt = n
-			if err := t.execOne("UPDATE tasks SET last_seq = ?, updated_at = ? WHERE id = ? AND status = 'running' AND last_seq = ?",
+			releaseLease(cur) // a waiting workflow holds no lease
+			if err := t.execOne(`UPDATE tasks SET last_seq = ?, updated_at = ?, lease_host = '', lease_expires_at = NULL
+				WHERE id = ? AND status = 'running' AND last_seq = ?`,
 				cur.LastSeq, ms(n), cur.ID, prev); err != nil {
 				return err
 			}
@@ -87,6 +93,7 @@ func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams)
 			var wake any
 			if !p.WakeAt.IsZero() {
 				wake = ms(p.WakeAt)
+				t.workAppeared()
 			}
 			_, err := t.exec(`INSERT INTO workflow_waits (task_id, attempt, wake_at) VALUES (?, ?, ?)
 				ON CONFLICT (task_id) DO UPDATE SET attempt = excluded.attempt, wake_at = excluded.wake_at`,
@@ -98,7 +105,7 @@ func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams)
 		}
 		started = nil
 		for i, c := range p.Children {
-			child, err := t.insertChild(task, c, retries[i], i == 0 && p.StartChild, n)
+			child, err := t.insertChild(task, c, retries[i], i == 0 && p.StartChild, g, n)
 			if err != nil {
 				return err
 			}
@@ -109,8 +116,9 @@ func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams)
 		return nil
 	})
 	if err != nil {
-		if cur := conflictTask(task, err); cur != nil {
-			return &store.WorkflowCommitResult{Task: cur}, fmt.Errorf("commit workflow: %w", err)
+		cur, child := conflictTask(task, err), endCur
+		if cur != nil || child != nil {
+			return &store.WorkflowCommitResult{Task: cur, Ended: child}, fmt.Errorf("commit workflow: %w", err)
 		}
 		return nil, fmt.Errorf("commit workflow: %w", err)
 	}
@@ -118,8 +126,9 @@ func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams)
 }
 
 // endChild moves the child p.ID of workflow parentID from running to its
-// end, for a WorkflowCommit that folds it in.
-func (t *tx) endChild(parentID string, p *store.TaskTransitionParams, n time.Time) (*store.Task, error) {
+// end, for a WorkflowCommit that folds it in. When the child's lease is
+// lost, *cur is set to the child as it is.
+func (t *tx) endChild(parentID string, p *store.TaskTransitionParams, n time.Time, cur **store.Task) (*store.Task, error) {
 	m := &move{to: p.To, reason: p.Reason, events: p.Events, clearCheckpoint: p.ClearCheckpoint}
 	if p.To == store.StatusCompleted {
 		m.output = p.Output
@@ -129,6 +138,10 @@ func (t *tx) endChild(parentID string, p *store.TaskTransitionParams, n time.Tim
 	var out *store.Task
 	err := t.withTask(p.ID, func(child *store.Task) error {
 		out = child
+		if err := store.CheckLease(child, p.Lease); err != nil {
+			*cur = child
+			return err
+		}
 		switch {
 		case child.ParentTaskID != parentID:
 			return fmt.Errorf("%w: task %s is not a child of %s", store.ErrInvalid, child.ID, parentID)
@@ -164,13 +177,14 @@ func (db *DB) WorkflowChildEnd(ctx context.Context, p *store.TaskTransitionParam
 	if err := p.ValidateChildEnd(); err != nil {
 		return nil, fmt.Errorf("end child task: %w", err)
 	}
-	m := &move{to: p.To, reason: p.Reason, events: p.Events, clearCheckpoint: p.ClearCheckpoint}
+	m := &move{to: p.To, reason: p.Reason, events: p.Events, clearCheckpoint: p.ClearCheckpoint, fence: p.Lease}
 	switch p.To {
 	case store.StatusCompleted:
 		m.output = p.Output
 	case store.StatusFailed, store.StatusCancelled:
 		m.err = p.Error
 	}
+	g := newGrant(p.Host, p.LeaseTTL)
 	res := &store.WorkflowChildEndResult{}
 	err := db.write(ctx, func(t *tx) error {
 		n := now()
@@ -184,7 +198,7 @@ func (db *DB) WorkflowChildEnd(ctx context.Context, p *store.TaskTransitionParam
 		if parentID == "" {
 			return nil
 		}
-		if _, err := t.appendEvents(parentID, p.ParentEvents, n, false, nil); err != nil {
+		if _, err := t.appendEvents(parentID, p.ParentEvents, n, false, nil, 0); err != nil {
 			if errors.Is(err, store.ErrTaskFinished) {
 				return nil // a finished workflow's log never grows
 			}
@@ -208,6 +222,9 @@ func (db *DB) WorkflowChildEnd(ctx context.Context, p *store.TaskTransitionParam
 		if _, err := t.exec("DELETE FROM workflow_waits WHERE task_id = ?", parentID); err != nil {
 			return err
 		}
+		if err := t.grantLease(parent, g, n); err != nil {
+			return err
+		}
 		res.Parent = parent
 		return nil
 	})
@@ -221,14 +238,15 @@ func (db *DB) WorkflowChildEnd(ctx context.Context, p *store.TaskTransitionParam
 }
 
 // insertChild inserts a child task of parent, as TaskInsert would; with
-// start it is inserted running.
-func (t *tx) insertChild(parent *store.Task, p *store.TaskInsertParams, retry string, start bool, n time.Time) (*store.Task, error) {
+// start it is inserted running, with the lease g.
+func (t *tx) insertChild(parent *store.Task, p *store.TaskInsertParams, retry string, start bool, g *grant, n time.Time) (*store.Task, error) {
 	id := p.ID
 	if id == "" {
 		id = store.NewID(store.TaskIDPrefix)
 	}
 	child := *p
 	child.ParentTaskID = parent.ID
+	child.Host, child.LeaseTTL = g.host, g.ttl
 	return t.insertTask(&child, id, orDefault(p.OwnerClientID, parent.OwnerClientID), retry, start, n)
 }
 
@@ -236,7 +254,11 @@ func (t *tx) insertChild(parent *store.Task, p *store.TaskInsertParams, retry st
 // running in the attempt that wrote it (recovery requeued or failed the
 // task, or a cancel won) is stale: it is deleted and skipped.
 func (db *DB) WorkflowClaim(ctx context.Context, p *store.WorkflowClaimParams) (*store.WorkflowClaimResult, error) {
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("claim workflows: %w", err)
+	}
 	limit := max(p.Limit, 1)
+	g := newGrant(p.Host, p.LeaseTTL)
 	res := &store.WorkflowClaimResult{}
 	err := db.write(ctx, func(t *tx) error {
 		res.Tasks, res.Refused = res.Tasks[:0], false
@@ -289,6 +311,9 @@ func (db *DB) WorkflowClaim(ctx context.Context, p *store.WorkflowClaimParams) (
 					return err
 				}
 				if live {
+					if err := t.grantLease(task, g, now()); err != nil {
+						return err
+					}
 					res.Tasks = append(res.Tasks, task)
 				}
 			}
@@ -307,7 +332,7 @@ func (db *DB) WorkflowClaim(ctx context.Context, p *store.WorkflowClaimParams) (
 }
 
 // WorkflowResume implements store.Store. A row left by an older attempt is
-// replaced.
+// replaced, and the workflows give up their leases.
 func (db *DB) WorkflowResume(ctx context.Context, p *store.WorkflowResumeParams) error {
 	if err := p.Validate(); err != nil {
 		return fmt.Errorf("resume workflows: %w", err)
@@ -318,6 +343,7 @@ func (db *DB) WorkflowResume(ctx context.Context, p *store.WorkflowResumeParams)
 		ids = ids[len(batch):]
 		err := db.write(ctx, func(t *tx) error {
 			at := ms(now())
+			t.workAppeared()
 			for _, id := range batch {
 				_, err := t.exec(`INSERT INTO workflow_waits (task_id, attempt, wake_at)
 					SELECT id, attempt, ? FROM tasks WHERE id = ? AND status = 'running' AND kind = 'workflow'
@@ -326,6 +352,12 @@ func (db *DB) WorkflowResume(ctx context.Context, p *store.WorkflowResumeParams)
 				if err != nil {
 					return err
 				}
+				// Claimable now, the workflow holds no lease until claimed.
+				if _, err := t.exec(`UPDATE tasks SET lease_host = '', lease_expires_at = NULL
+					WHERE id = ? AND status = 'running' AND kind = 'workflow' AND lease_expires_at IS NOT NULL`, id); err != nil {
+					return err
+				}
+				t.w.cache.evict([]string{id})
 			}
 			return nil
 		})
@@ -340,6 +372,7 @@ func (db *DB) WorkflowResume(ctx context.Context, p *store.WorkflowResumeParams)
 // is not waiting (in the middle of a run) is left alone: its commit finds
 // the log grown and runs it again.
 func (t *tx) wakeWorkflow(taskID string, n time.Time) error {
+	t.workAppeared()
 	_, err := t.exec("UPDATE workflow_waits SET wake_at = ? WHERE task_id = ? AND (wake_at IS NULL OR wake_at > ?)",
 		ms(n), taskID, ms(n))
 	return err

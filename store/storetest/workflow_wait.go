@@ -240,10 +240,21 @@ func testWorkflowWait(t *testing.T, newStore func(testing.TB) store.Store) {
 		}
 		require.Equal(t, waitingBefore.LastSeq, MustCheckLog(t, s, waiting.ID).LastSeq,
 			"a workflow that waited gets no event: nothing of it was running")
+		for _, id := range []string{inRun.ID, activity.ID} {
+			got := MustCheckLog(t, s, id)
+			require.True(t, got.Lease.Held(), "a resumed task gets a fresh lease: the run before the restart is fenced out")
+			require.EqualValues(t, 1, got.Lease.Token)
+		}
 
 		require.NoError(t, s.WorkflowResume(ctx, &store.WorkflowResumeParams{IDs: rec.Resumed}))
-		require.Equal(t, []string{inRun.ID}, idsOf(claimDue(t, s, time.Time{}).Tasks),
+		resumed := MustCheckLog(t, s, inRun.ID)
+		require.False(t, resumed.Lease.Held(), "a claimable workflow holds no lease")
+		require.True(t, MustCheckLog(t, s, activity.ID).Lease.Held(), "WorkflowResume leaves other tasks alone")
+		claimed := claimDue(t, s, time.Time{}).Tasks
+		require.Equal(t, []string{inRun.ID}, idsOf(claimed),
 			"the workflow that was in a run runs again; the waiting one keeps waiting")
+		require.EqualValues(t, 2, claimed[0].Lease.Token)
+		require.True(t, claimed[0].Lease.Held())
 		require.NoError(t, s.WorkflowResume(ctx, &store.WorkflowResumeParams{IDs: []string{store.NewID(store.TaskIDPrefix)}}), "unknown ids are ignored")
 	})
 

@@ -77,6 +77,9 @@ COLUMN tasks.finished_at timestamp with time zone
 COLUMN tasks.last_seq bigint NOT NULL
 COLUMN tasks.memory_limit bigint NOT NULL DEFAULT 0
 COLUMN tasks.progress jsonb
+COLUMN tasks.lease_host text NOT NULL DEFAULT ''::text
+COLUMN tasks.lease_token bigint NOT NULL DEFAULT 0
+COLUMN tasks.lease_expires_at timestamp with time zone
 COLUMN workflow_waits.task_id text COLLATE C NOT NULL
 COLUMN workflow_waits.attempt integer NOT NULL
 COLUMN workflow_waits.wake_at timestamp with time zone
@@ -119,6 +122,7 @@ CREATE UNIQUE INDEX service_config_pkey ON service_config USING btree (id)
 CREATE UNIQUE INDEX task_events_pkey ON task_events USING btree (task_id, seq)
 CREATE INDEX tasks_finished ON tasks USING btree (finished_at, id) WHERE (finished_at IS NOT NULL)
 CREATE INDEX tasks_function ON tasks USING btree (module, function, id)
+CREATE INDEX tasks_lease ON tasks USING btree (lease_expires_at, id) WHERE (lease_expires_at IS NOT NULL)
 CREATE INDEX tasks_owner ON tasks USING btree (owner_client_id, id)
 CREATE INDEX tasks_parent ON tasks USING btree (parent_task_id, id) WHERE (parent_task_id IS NOT NULL)
 CREATE UNIQUE INDEX tasks_pkey ON tasks USING btree (id)

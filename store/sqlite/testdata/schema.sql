@@ -100,7 +100,7 @@ CREATE TABLE tasks (
 	updated_at          INTEGER NOT NULL,
 	started_at          INTEGER,
 	finished_at         INTEGER,          -- set exactly when status is terminal
-	last_seq            INTEGER NOT NULL, memory_limit INTEGER NOT NULL DEFAULT 0, progress TEXT,
+	last_seq            INTEGER NOT NULL, memory_limit INTEGER NOT NULL DEFAULT 0, progress TEXT, lease_host TEXT NOT NULL DEFAULT '', lease_token INTEGER NOT NULL DEFAULT 0, lease_expires_at INTEGER,
 	CHECK ((finished_at IS NULL) = (status IN ('queued', 'loading', 'running', 'cancelling')))
 ) STRICT;
 
@@ -117,6 +117,8 @@ CREATE INDEX modules_digest ON modules (digest);
 CREATE INDEX tasks_finished ON tasks (finished_at) WHERE finished_at IS NOT NULL;
 
 CREATE INDEX tasks_function ON tasks (module, function, id);
+
+CREATE INDEX tasks_lease ON tasks (lease_expires_at, id) WHERE lease_expires_at IS NOT NULL;
 
 CREATE INDEX tasks_owner ON tasks (owner_client_id, id);
 
