@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-run/weft/runtime/fault"
+	"github.com/weft-run/weft/runtime/modules"
 	"github.com/weft-run/weft/store"
 )
 
@@ -54,7 +55,7 @@ func TestCancel(t *testing.T) {
 		_, err := b.files.Put(t.Context(), wasm)
 		require.NoError(t, err)
 		_, err = b.db.ModuleInsert(t.Context(), &store.ModuleInsertParams{
-			Name: "slow", Digest: Digest(wasm), Size: int64(len(wasm)),
+			Name: "slow", Digest: modules.Digest(wasm), Size: int64(len(wasm)),
 			Functions: []store.Function{{Name: "echo", Kind: store.KindActivity}},
 		})
 		require.NoError(t, err)

@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/weft-run/weft/runtime/fault"
+	"github.com/weft-run/weft/runtime/modules"
 	"github.com/weft-run/weft/store"
 )
 
@@ -21,7 +22,7 @@ type Config struct {
 	Executor Executor
 	// Modules holds the module files, content-addressed by digest.
 	// Required.
-	Modules ModuleFiles
+	Modules modules.Files
 	// Logger receives the engine's logs, named "runtime". Defaults to a null
 	// logger.
 	Logger hclog.Logger

@@ -15,8 +15,9 @@
 //   - TaskCreate persists the task and its response.created event before it
 //     returns, then wakes the scheduler through a channel.
 //   - The scheduler claims queued tasks for idle workers (store.TaskClaim:
-//     queued → loading, fair across clients). A worker loads the module (the
-//     first task of a digest reads and compiles it), moves the task to
+//     queued → loading, fair across clients). A worker loads the module
+//     through the module registry, package runtime/modules (the first task
+//     of a digest reads and compiles it), moves the task to
 //     running, calls the plugin through Executor.Call, and completes or
 //     fails the task with a compare-and-set.
 //   - A failed attempt is retried by the task's retry policy: exponential

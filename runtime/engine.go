@@ -14,6 +14,7 @@ import (
 	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/runtime/internal/fair"
 	"github.com/weft-run/weft/runtime/journal"
+	"github.com/weft-run/weft/runtime/modules"
 	"github.com/weft-run/weft/store"
 )
 
@@ -27,7 +28,6 @@ type Engine struct {
 	log     hclog.Logger
 	store   store.Store
 	exec    Executor
-	files   ModuleFiles
 	metrics *Metrics
 
 	mu      sync.Mutex // guards state
@@ -45,8 +45,7 @@ type Engine struct {
 	running runningCalls
 	// finished wakes TaskRun when its task ends.
 	finished finishWatch
-	modules  moduleCache
-	loads    loadCache
+	mods     *modules.Registry
 	healer   *healer // task writes the store refused, written again
 	svc      atomic.Pointer[store.ServiceConfig]
 	// draining is set by Drain: no task starts any more.
@@ -80,13 +79,15 @@ func New(cfg Config) (*Engine, error) {
 		log:     cfg.Logger.Named("runtime"),
 		store:   cfg.Store,
 		exec:    cfg.Executor,
-		files:   cfg.Modules,
 		metrics: cfg.Metrics,
 		stopped: make(chan struct{}),
 	}
 	e.running.m = make(map[string][]*runningCall)
-	e.modules.m = make(map[string]*store.Module)
-	e.loads.m = make(map[string]*loadEntry)
+	if e.mods, err = modules.New(modules.Config{
+		Store: cfg.Store, Files: cfg.Modules, Executor: moduleExec{e}, Logger: e.log, Now: cfg.Now,
+	}); err != nil {
+		return nil, err
+	}
 	e.sched = newScheduler(e)
 	e.adm = fair.New(fair.Config{Workers: cfg.Workers, ClientWorkers: cfg.ClientWorkers, MemoryBudget: cfg.MemoryBudget, DefaultMemoryLimit: cfg.DefaultMemoryLimit, Notify: e.sched.notify})
 	e.healer = newHealer(e)

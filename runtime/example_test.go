@@ -68,7 +68,7 @@ func Example() {
 	// The HTTP layer authenticates the client and checks its scope
 	// (package runtime/access); the engine takes whose tasks to show.
 	caller := runtime.Caller{ClientID: "cli_docs"}
-	if _, err := eng.ModuleDeploy(ctx, "text", []byte("\x00asm\x01\x00\x00\x00")); err != nil {
+	if _, err := eng.Modules().Deploy(ctx, "text", []byte("\x00asm\x01\x00\x00\x00")); err != nil {
 		log.Fatal(err)
 	}
 	input, err := codec.EncodeEnvelope(codec.String("hello, weft"))

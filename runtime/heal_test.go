@@ -15,6 +15,7 @@ import (
 
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/runtime/journal"
+	"github.com/weft-run/weft/runtime/modules"
 	"github.com/weft-run/weft/store"
 )
 
@@ -130,7 +131,7 @@ func TestHealStartRefused(t *testing.T) {
 	})
 	w := &worker{e: e}
 	task, err := b.db.TaskInsert(t.Context(), &store.TaskInsertParams{
-		Module: "test", ModuleDigest: e.modules.m["test"].Digest,
+		Module: "test", ModuleDigest: modules.Digest(testWasm),
 		Function: "echo", OwnerClientID: "cli_a", Input: store.Payload{Codec: codec.CodecAvro, Data: mustFrame(t, codec.Null())},
 		NotBefore: time.Now().Add(time.Hour),
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-run/weft/codec"
+	"github.com/weft-run/weft/runtime/modules"
 	"github.com/weft-run/weft/store"
 	"github.com/weft-run/weft/store/blob"
 	"github.com/weft-run/weft/store/sqlite"
@@ -69,7 +70,7 @@ func echo(_ context.Context, call *Call) (*CallResult, error) {
 	return &CallResult{Output: append([]byte(nil), call.Input...)}, nil
 }
 
-var _ ModuleFiles = (*blob.Store)(nil)
+var _ modules.Files = (*blob.Store)(nil)
 
 // testBundle is what setup returns.
 type testBundle struct {
@@ -107,7 +108,7 @@ func setup(tb testing.TB, call func(ctx context.Context, call *Call) (*CallResul
 		edit(&cfg)
 	}
 	e := mustOpen(tb, cfg)
-	_, err := e.ModuleDeploy(tb.Context(), "test", testWasm)
+	_, err := e.Modules().Deploy(tb.Context(), "test", testWasm)
 	require.NoError(tb, err)
 	return e, b
 }

@@ -30,7 +30,7 @@ func TestIdempotencyBoundKeyAcrossRestart(t *testing.T) {
 		return nil, ctx.Err()
 	}
 	first := mustOpen(t, b.engineConfig(t))
-	_, err := first.ModuleDeploy(t.Context(), "test", testWasm)
+	_, err := first.Modules().Deploy(t.Context(), "test", testWasm)
 	require.NoError(t, err)
 	const request = "POST /v1/responses {}"
 	beginKey(t, b.db, "cli_a", "k", request)

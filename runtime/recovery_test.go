@@ -76,7 +76,7 @@ func TestRecovery(t *testing.T) {
 	cnt := newCounter()
 	b.exec.CallFunc = cnt.call
 	first := mustOpen(t, b.engineConfig(t))
-	_, err := first.ModuleDeploy(t.Context(), "test", testWasm)
+	_, err := first.Modules().Deploy(t.Context(), "test", testWasm)
 	require.NoError(t, err)
 
 	// Four tasks stopped at 3 by the shutdown, one per fate.
@@ -162,7 +162,7 @@ func TestRecoveryWakesWaitingRetries(t *testing.T) {
 	cfg := b.engineConfig(t)
 	cfg.PollInterval = time.Hour // only the due-time timer can start the retry
 	first := mustOpen(t, cfg)
-	_, err := first.ModuleDeploy(t.Context(), "test", testWasm)
+	_, err := first.Modules().Deploy(t.Context(), "test", testWasm)
 	require.NoError(t, err)
 	task := mustCreate(t, first, TaskCreateParams{
 		Function: "work", OnRestart: store.OnRestartRetry,

@@ -159,22 +159,9 @@ func (e *Engine) taskInsertParams(ctx context.Context, p *TaskCreateParams) (*st
 	if err != nil {
 		return nil, err
 	}
-	m, err := e.ModuleGet(ctx, p.Module)
+	m, kind, err := e.mods.Function(ctx, p.Module, p.Function)
 	if err != nil {
 		return nil, err
-	}
-	var kind store.Kind
-	for _, f := range m.Functions {
-		if f.Name == p.Function {
-			kind = f.Kind
-			break
-		}
-	}
-	if kind == "" {
-		return nil, &fault.Error{
-			Code: fault.FunctionNotFound, Param: "function",
-			Message: fmt.Sprintf("module %q (version %d) exports no function %q", m.Name, m.Version, p.Function),
-		}
 	}
 	// Durable by default: a workflow resumes from its journal after a
 	// restart; an activity task starts again, under the default retry
@@ -264,7 +251,7 @@ func inputPayload(env codec.Envelope) (store.Payload, error) {
 // instead of three. A task created under an idempotency key is not: the
 // reply stored with the key shows it queued, as the first reply must.
 func (e *Engine) taskInsert(ctx context.Context, ip *store.TaskInsertParams) (*store.Task, error) {
-	ip.Start = ip.NotBefore.IsZero() && ip.Idempotency == nil && e.loads.loaded(ip.ModuleDigest) && e.sched.takeIdle()
+	ip.Start = ip.NotBefore.IsZero() && ip.Idempotency == nil && e.mods.Loaded(ip.ModuleDigest) && e.sched.takeIdle()
 	var tk fair.Ticket
 	if ip.Start {
 		var ok bool

@@ -12,6 +12,7 @@ import (
 
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/runtime/fault"
+	"github.com/weft-run/weft/runtime/modules"
 	"github.com/weft-run/weft/store"
 )
 
@@ -25,7 +26,7 @@ func TestTask(t *testing.T) {
 		task := mustCreate(t, e, TaskCreateParams{ClientID: "cli_a", Function: "echo", Input: in})
 		// With a worker idle the task starts in its creating transaction.
 		require.Contains(t, []store.Status{store.StatusQueued, store.StatusRunning}, task.Status)
-		require.Equal(t, Digest(testWasm), task.ModuleDigest)
+		require.Equal(t, modules.Digest(testWasm), task.ModuleDigest)
 		require.Equal(t, store.KindActivity, task.Kind)
 		require.Equal(t, store.OnRestartRetry, task.OnRestart, "an activity task retries after a restart by default")
 
@@ -270,39 +271,11 @@ func TestTask(t *testing.T) {
 func TestModule(t *testing.T) {
 	t.Parallel()
 
-	t.Run("DeployGetListDelete", func(t *testing.T) {
+	t.Run("DeletedRefusesTasks", func(t *testing.T) {
 		t.Parallel()
-		e, b := setup(t, echo, nil)
-		m, err := e.ModuleGet(t.Context(), "test")
-		require.NoError(t, err)
-		require.Equal(t, 1, m.Version)
-		require.Equal(t, Digest(testWasm), m.Digest)
-		require.EqualValues(t, len(testWasm), m.Size)
-		require.Len(t, m.Functions, 3)
-		stored, err := b.files.Get(t.Context(), m.Digest)
-		require.NoError(t, err)
-		require.Equal(t, testWasm, stored)
-
-		again, err := e.ModuleDeploy(t.Context(), "test", testWasm)
-		require.NoError(t, err)
-		require.Equal(t, 1, again.Version, "the same bytes again are the same version")
-		v2 := append(append([]byte(nil), testWasm...), " v2"...)
-		m2, err := e.ModuleDeploy(t.Context(), "test", v2)
-		require.NoError(t, err)
-		require.Equal(t, 2, m2.Version)
-		got, err := e.ModuleGet(t.Context(), "test")
-		require.NoError(t, err)
-		require.Equal(t, Digest(v2), got.Digest, "the cache follows a deploy")
-
-		list, err := e.ModuleList(t.Context())
-		require.NoError(t, err)
-		require.Len(t, list, 1)
-
-		require.NoError(t, e.ModuleDelete(t.Context(), "test"))
-		_, err = e.ModuleGet(t.Context(), "test")
-		require.Equal(t, fault.ModuleNotFound, fault.CodeOf(err))
-		require.Equal(t, fault.ModuleNotFound, fault.CodeOf(e.ModuleDelete(t.Context(), "test")))
-		_, err = e.TaskCreate(t.Context(), &TaskCreateParams{Module: "test", Function: "echo"})
+		e, _ := setup(t, echo, nil)
+		require.NoError(t, e.Modules().Delete(t.Context(), "test"))
+		_, err := e.TaskCreate(t.Context(), &TaskCreateParams{Module: "test", Function: "echo"})
 		require.Equal(t, fault.ModuleNotFound, fault.CodeOf(err))
 	})
 
@@ -316,45 +289,13 @@ func TestModule(t *testing.T) {
 			return echo(ctx, call)
 		}, nil)
 		task := mustCreate(t, e, TaskCreateParams{Function: "work"})
-		require.Equal(t, Digest(testWasm), <-started)
-		_, err := e.ModuleDeploy(t.Context(), "test", append([]byte("v2 "), testWasm...))
+		require.Equal(t, modules.Digest(testWasm), <-started)
+		_, err := e.Modules().Deploy(t.Context(), "test", append([]byte("v2 "), testWasm...))
 		require.NoError(t, err)
 		close(release)
 		done := mustFinish(t, e, task.ID)
 		require.Equal(t, store.StatusCompleted, done.Status)
-		require.Equal(t, Digest(testWasm), done.ModuleDigest)
-	})
-
-	t.Run("Invalid", func(t *testing.T) {
-		t.Parallel()
-		e, b := setup(t, echo, nil)
-		b.exec.CompileFunc = func(_ context.Context, wasm []byte) (*ModuleInfo, error) {
-			switch string(wasm) {
-			case "bad kind":
-				return &ModuleInfo{Functions: []Function{{Name: "f", Kind: "daemon"}}}, nil
-			case "twice":
-				return &ModuleInfo{Functions: []Function{{Name: "f", Kind: "activity"}, {Name: "f", Kind: "activity"}}}, nil
-			}
-			return nil, fault.Errorf(fault.ModuleInvalid, "invalid_module: magic header not detected")
-		}
-		tests := []struct {
-			name, module, wasm string
-			code               fault.Code
-		}{
-			{name: "not wasm", module: "m", wasm: "hello", code: fault.ModuleInvalid},
-			{name: "bad kind", module: "m", wasm: "bad kind", code: fault.ModuleInvalid},
-			{name: "function twice", module: "m", wasm: "twice", code: fault.ModuleInvalid},
-			{name: "empty", module: "m", wasm: "", code: fault.Invalid},
-			{name: "bad name", module: "../m", wasm: "hello", code: fault.Invalid},
-		}
-		for _, tc := range tests {
-			t.Run(tc.name, func(t *testing.T) {
-				_, err := e.ModuleDeploy(t.Context(), tc.module, []byte(tc.wasm))
-				require.Equal(t, tc.code, fault.CodeOf(err), "%v", err)
-			})
-		}
-		_, err := e.ModuleGet(t.Context(), "m")
-		require.Equal(t, fault.ModuleNotFound, fault.CodeOf(err))
+		require.Equal(t, modules.Digest(testWasm), done.ModuleDigest)
 	})
 
 	t.Run("MissingFileFailsTheTask", func(t *testing.T) {
@@ -363,7 +304,7 @@ func TestModule(t *testing.T) {
 		b.exec.CallFunc = echo
 		// Record a module whose file was never stored.
 		_, err := b.db.ModuleInsert(t.Context(), &store.ModuleInsertParams{
-			Name: "ghost", Digest: Digest([]byte("ghost")), Size: 5,
+			Name: "ghost", Digest: modules.Digest([]byte("ghost")), Size: 5,
 			Functions: []store.Function{{Name: "echo", Kind: store.KindActivity}},
 		})
 		require.NoError(t, err)
@@ -412,7 +353,7 @@ func TestModule(t *testing.T) {
 		_, err := b.files.Put(t.Context(), wasm)
 		require.NoError(t, err)
 		_, err = b.db.ModuleInsert(t.Context(), &store.ModuleInsertParams{
-			Name: "cold", Digest: Digest(wasm), Size: int64(len(wasm)),
+			Name: "cold", Digest: modules.Digest(wasm), Size: int64(len(wasm)),
 			Functions: []store.Function{{Name: "echo", Kind: store.KindActivity}},
 		})
 		require.NoError(t, err)

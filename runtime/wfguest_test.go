@@ -13,6 +13,7 @@ import (
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/runtime/journal"
+	"github.com/weft-run/weft/runtime/modules"
 	"github.com/weft-run/weft/store"
 )
 
@@ -154,13 +155,13 @@ func newGuestExecutor() *guestExecutor {
 // add registers a module version; wasm are its (fake) bytes.
 func (x *guestExecutor) add(wasm []byte, g *guest) {
 	x.mu.Lock()
-	x.byDigest[Digest(wasm)] = g
+	x.byDigest[modules.Digest(wasm)] = g
 	x.mu.Unlock()
 }
 
 func (x *guestExecutor) Compile(_ context.Context, wasm []byte) (*ModuleInfo, error) {
 	x.mu.Lock()
-	g, ok := x.byDigest[Digest(wasm)]
+	g, ok := x.byDigest[modules.Digest(wasm)]
 	x.mu.Unlock()
 	if !ok {
 		return nil, fault.Errorf(fault.ModuleInvalid, "unknown test module")
@@ -275,7 +276,7 @@ func wfSetup(tb testing.TB, g *guest, edit func(*Config)) (*Engine, *wfBundle) {
 		edit(&cfg)
 	}
 	e := mustOpen(tb, cfg)
-	_, err := e.ModuleDeploy(tb.Context(), "wf", wfWasm)
+	_, err := e.Modules().Deploy(tb.Context(), "wf", wfWasm)
 	require.NoError(tb, err)
 	return e, &wfBundle{testBundle: b, x: x, cfg: cfg}
 }

@@ -186,7 +186,7 @@ func (w *worker) load(ctx context.Context, it workItem, deadline time.Time) bool
 		})
 		return false
 	}
-	if err := e.loadModule(e.runCtx, t.ModuleDigest); err != nil {
+	if err := e.mods.Load(e.runCtx, t.ModuleDigest); err != nil {
 		if e.runCtx.Err() == nil {
 			w.fail(ctx, t, from, taskErrorOf(err))
 		}
@@ -412,7 +412,7 @@ func (w *worker) transition(ctx context.Context, p *store.TaskTransitionParams) 
 
 // wasm implements Call.Wasm.
 func (w *worker) wasm(ctx context.Context) ([]byte, error) {
-	return w.e.moduleBytes(ctx, w.task.ModuleDigest)
+	return w.e.mods.Bytes(ctx, w.task.ModuleDigest)
 }
 
 // levelName returns the name of a guest log line's level, info for an

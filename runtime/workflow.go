@@ -35,7 +35,7 @@ func (w *worker) runWorkflow(ctx, callCtx context.Context, t *store.Task, deadli
 				return
 			}
 		}
-		r := journal.NewReplay(t, j, e.now(), journal.Record, e.activityDigest)
+		r := journal.NewReplay(t, j, e.now(), journal.Record, e.mods.ActivityDigest)
 		w.logs.Reset()
 		w.call.Workflow = r
 		w.call.Log = func(level, msg string) { w.workflowLog(r, level, msg) }
@@ -91,26 +91,6 @@ func (w *worker) runWorkflow(ctx, callCtx context.Context, t *store.Task, deadli
 		}
 		t, f = next, nil
 	}
-}
-
-// activityDigest is the journal.DigestFunc of a workflow run: the digest of
-// the latest version of module, whose manifest must list function as an
-// activity.
-func (e *Engine) activityDigest(ctx context.Context, module, function string) (string, error) {
-	m, err := e.ModuleGet(ctx, module)
-	if err != nil {
-		return "", err
-	}
-	for _, f := range m.Functions {
-		if f.Name != function {
-			continue
-		}
-		if f.Kind != store.KindActivity {
-			return "", fault.Errorf(fault.FunctionNotFound, "%s in module %q is a %s, not an activity", function, module, f.Kind)
-		}
-		return m.Digest, nil
-	}
-	return "", fault.Errorf(fault.FunctionNotFound, "module %q (version %d) exports no function %q", module, m.Version, function)
 }
 
 // workflowLog is Call.Log during a workflow run. A run replays the code

@@ -15,6 +15,7 @@ import (
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/runtime/journal"
+	"github.com/weft-run/weft/runtime/modules"
 	"github.com/weft-run/weft/store"
 )
 
@@ -597,36 +598,36 @@ func TestModuleReplayCheck(t *testing.T) {
 	})
 	dropped := version(4, func(g *guest) { delete(g.workflows, "hold") })
 
-	div, err := e.ModuleReplayCheck(ctx, "wf", changed)
+	div, err := e.Modules().ReplayCheck(ctx, "wf", changed)
 	require.NoError(t, err)
-	require.Equal(t, []ReplayDivergence{{
+	require.Equal(t, []modules.Divergence{{
 		TaskID: task.ID, Function: "hold",
 		Reason: `step 1: the journal recorded signal "go" without timeout, but the new version asked for signal "start" without timeout`,
 	}}, div)
-	div, err = e.ModuleReplayCheck(ctx, "wf", extended)
+	div, err = e.Modules().ReplayCheck(ctx, "wf", extended)
 	require.NoError(t, err)
 	require.Empty(t, div, "a version that only adds steps after the journal replays it")
-	div, err = e.ModuleReplayCheck(ctx, "wf", dropped)
+	div, err = e.Modules().ReplayCheck(ctx, "wf", dropped)
 	require.NoError(t, err)
-	require.Equal(t, []ReplayDivergence{{TaskID: task.ID, Function: "hold", Reason: `the new version exports no workflow "hold"`}}, div)
+	require.Equal(t, []modules.Divergence{{TaskID: task.ID, Function: "hold", Reason: `the new version exports no workflow "hold"`}}, div)
 
-	_, err = e.ModuleDeployCheckReplay(ctx, "wf", changed)
+	_, err = e.Modules().DeployCheckReplay(ctx, "wf", changed)
 	require.Equal(t, fault.ReplayDivergence, fault.CodeOf(err))
 	require.Contains(t, fault.Message(err), task.ID)
 	require.NotContains(t, fault.Message(err), other.ID)
-	m, err := e.ModuleGet(ctx, "wf")
+	m, err := e.Modules().Get(ctx, "wf")
 	require.NoError(t, err)
 	require.Equal(t, 1, m.Version, "a refused deploy deploys nothing")
-	_, err = e.ModuleReplayCheck(ctx, "wf", []byte("not a module"))
+	_, err = e.Modules().ReplayCheck(ctx, "wf", []byte("not a module"))
 	require.Equal(t, fault.ModuleInvalid, fault.CodeOf(err))
 
-	m, err = e.ModuleDeployCheckReplay(ctx, "wf", extended)
+	m, err = e.Modules().DeployCheckReplay(ctx, "wf", extended)
 	require.NoError(t, err)
 	require.Equal(t, 2, m.Version)
 	// Running workflows stay on their version.
 	signal(t, e, task.ID, "go", codec.Null())
 	requireValue(t, codec.String("x"), output(t, mustFinish(t, e, task.ID)))
-	require.Equal(t, Digest(wfWasm), mustFinish(t, e, task.ID).ModuleDigest)
+	require.Equal(t, modules.Digest(wfWasm), mustFinish(t, e, task.ID).ModuleDigest)
 	require.Equal(t, []string{journal.EventSignalWaiting, journal.EventSignalReceived, journal.EventActivityScheduled, journal.EventActivityCompleted}, journalTypes(t, e, task.ID))
 	require.NotContains(t, journalTypes(t, e, task.ID), journal.EventTimerStarted, "the task ran its own version")
 }

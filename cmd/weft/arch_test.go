@@ -60,7 +60,7 @@ func wires(path string) bool {
 // TestDependencyDirection enforces the import arrows of the layout: leaves stay
 // leaves, the engine (and its end-to-end suite, runtime/enginetest) never
 // reaches for an adapter, access and the engine never import each other, the
-// API client reaches for nothing but the codec, only the commands (cmd/weft,
+// journal and the module registry never import the engine, the API client reaches for nothing but the codec, only the commands (cmd/weft,
 // cmd/internal/...) wire concrete implementations, and guest code never
 // imports host-side packages.
 func TestDependencyDirection(t *testing.T) {
@@ -115,6 +115,11 @@ func TestDependencyDirection(t *testing.T) {
 			} else if !under(pkg, "runtime/httpapi") && !under(pkg, "runtime/enginetest") {
 				forbid(pkg, deps, "the engine never imports access; the HTTP layer checks scopes", func(d string) bool {
 					return under(d, "runtime/access")
+				})
+			}
+			if under(pkg, "runtime/modules") {
+				forbid(pkg, deps, "the module registry never imports the engine or the HTTP layer; the engine holds a registry", func(d string) bool {
+					return d == modulePath+"/runtime" || under(d, "runtime/httpapi")
 				})
 			}
 			if under(pkg, "runtime/journal") {

@@ -15,8 +15,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/weft-run/weft/runtime"
 	"github.com/weft-run/weft/runtime/httpapi/client"
+	"github.com/weft-run/weft/runtime/modules"
 )
 
 // The deploy-pipeline example, in both SDK languages.
@@ -179,7 +179,7 @@ func TestE2EDeployPipeline(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(d.MustCLI("modules", "get", "pipeline-c", "--json")), &m))
 		wasm, err := os.ReadFile(pipelineModules[1].path)
 		require.NoError(t, err)
-		require.Equal(t, runtime.Digest(wasm), m.Digest, "nothing was deployed")
+		require.Equal(t, modules.Digest(wasm), m.Digest, "nothing was deployed")
 		// The same code replays its own journal.
 		d.MustCLI("deploy", pipelineModules[1].path, "--name", "pipeline-c", "--check-replay")
 		d.MustCLI("tasks", "cancel", id)

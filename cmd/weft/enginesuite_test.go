@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-run/weft/cmd/internal/daemon"
-	"github.com/weft-run/weft/runtime"
 	"github.com/weft-run/weft/runtime/enginetest"
+	"github.com/weft-run/weft/runtime/modules"
 	"github.com/weft-run/weft/store/blob"
 	"github.com/weft-run/weft/store/sqlite"
 )
@@ -55,7 +55,7 @@ func TestEngineSuite(t *testing.T) {
 				return db
 			}
 		},
-		NewModules: func(tb testing.TB) runtime.ModuleFiles {
+		NewModules: func(tb testing.TB) modules.Files {
 			files, err := blob.New(blob.Config{Dir: tb.TempDir()})
 			require.NoError(tb, err)
 			return files

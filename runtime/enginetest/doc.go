@@ -22,7 +22,7 @@
 //					return db
 //				}
 //			},
-//			NewModules: func(tb testing.TB) runtime.ModuleFiles {
+//			NewModules: func(tb testing.TB) modules.Files {
 //				files, err := blob.New(blob.Config{Dir: tb.TempDir()})
 //				require.NoError(tb, err)
 //				return files

@@ -15,6 +15,7 @@ import (
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/runtime"
 	"github.com/weft-run/weft/runtime/access"
+	"github.com/weft-run/weft/runtime/modules"
 	"github.com/weft-run/weft/store"
 )
 
@@ -39,7 +40,7 @@ type Harness struct {
 	// NewModules returns an empty store of module files for one test. The
 	// suite keeps it across the restarts of the test, as the data
 	// directory outlives a daemon.
-	NewModules func(tb testing.TB) runtime.ModuleFiles
+	NewModules func(tb testing.TB) modules.Files
 	// Executor runs the plugins: the daemon's own (the wazero host behind
 	// the adapter of cmd/weft). One Executor serves every test of the
 	// suite at once, so that its compile cache compiles each module once.
@@ -128,7 +129,7 @@ type env struct {
 	tb    testing.TB
 	h     *Harness
 	open  func(testing.TB) Store
-	files runtime.ModuleFiles
+	files modules.Files
 	edit  func(*runtime.Config)
 	db    Store
 	e     *runtime.Engine
@@ -147,7 +148,7 @@ func newEnv(tb testing.TB, h *Harness, edit func(*runtime.Config)) *env {
 	v.start()
 	ctx := context.Background()
 	for name, wasm := range map[string][]byte{modActivities: h.Activities, modFlaky: h.Activities, modWorkflows: h.Workflows} {
-		_, err := v.e.ModuleDeploy(ctx, name, wasm)
+		_, err := v.e.Modules().Deploy(ctx, name, wasm)
 		require.NoError(tb, err, "deploy %s", name)
 	}
 	return v

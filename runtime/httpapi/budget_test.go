@@ -17,7 +17,7 @@ import (
 func budgetServer(t *testing.T, cfg Config) *Server {
 	t.Helper()
 	f := &fakeEngine{}
-	cfg.Engine, cfg.Access = f, f
+	cfg.Engine, cfg.Modules, cfg.Access = f, f, f
 	cfg.Logger = testLogger(t)
 	s, err := New(cfg)
 	require.NoError(t, err)

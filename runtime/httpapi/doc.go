@@ -31,17 +31,21 @@
 //
 // # Usage
 //
-//	srv, err := httpapi.New(httpapi.Config{Engine: engine, Access: acc, Logger: logger, Metrics: registry})
+//	srv, err := httpapi.New(httpapi.Config{
+//		Engine: engine, Modules: engine.Modules(), Access: acc, Logger: logger, Metrics: registry,
+//	})
 //	if err != nil {
 //		return err
 //	}
 //	hs := &http.Server{Addr: addr, Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 //
-// Config.Engine fills every service of the engine (ModuleService,
-// TaskService, EventService, ResponseService, ReadinessService) and
-// Config.Access every service of access control (AuthService,
-// ClientService, IdempotencyService) not set on its own; one
-// *runtime.Engine and one *access.Service provide them all.
+// Config.Engine fills every service of the engine (TaskService,
+// EventService, ResponseService, ReadinessService) and Config.Access every
+// service of access control (AuthService, ClientService,
+// IdempotencyService) not set on its own; one *runtime.Engine and one
+// *access.Service provide them all. The ModuleService is the engine's
+// module registry, *modules.Registry (Engine.Modules), set as
+// Config.Modules.
 //
 // The full reference, with curl examples, is docs/http-api.md.
 package httpapi

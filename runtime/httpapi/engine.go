@@ -7,13 +7,15 @@ import (
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/runtime"
 	"github.com/weft-run/weft/runtime/access"
+	"github.com/weft-run/weft/runtime/modules"
 	"github.com/weft-run/weft/store"
 )
 
 // The services below are what the handlers call, one per resource of the
 // API: *runtime.Engine provides those of the durable-execution engine
-// (Engine) and *access.Service those of access control (Access); tests may
-// hand in fakes. Every method is called concurrently from request
+// (Engine), *modules.Registry the ModuleService (runtime.Engine.Modules)
+// and *access.Service those of access control (Access); tests may hand in
+// fakes. Every method is called concurrently from request
 // goroutines and returns errors that carry a fault.Code (fault.CodeOf),
 // which writeError maps to a status; an error without one is answered 500
 // internal. No method checks a scope: the routes do, once per request (see
@@ -41,27 +43,28 @@ type AuthService interface {
 	Authenticate(ctx context.Context, token string) (*access.Principal, error)
 }
 
-// ModuleService deploys and reads modules (/v1/modules).
+// ModuleService deploys and reads modules (/v1/modules), as
+// *modules.Registry provides it.
 type ModuleService interface {
-	// ModuleDeploy validates a module and records it as the next version of
+	// Deploy validates a module and records it as the next version of
 	// name; the bytes of the latest version again return that version. It
 	// returns fault.Invalid for a bad name or an empty module and
 	// fault.ModuleInvalid for a module the executor rejects.
-	ModuleDeploy(ctx context.Context, name string, wasm []byte) (*store.Module, error)
-	// ModuleDeployCheckReplay deploys like ModuleDeploy once no running
+	Deploy(ctx context.Context, name string, wasm []byte) (*store.Module, error)
+	// DeployCheckReplay deploys like Deploy once no running
 	// workflow of name would diverge on replay under the new version;
 	// otherwise it deploys nothing and returns fault.ReplayDivergence.
-	// It returns ModuleDeploy's codes too.
-	ModuleDeployCheckReplay(ctx context.Context, name string, wasm []byte) (*store.Module, error)
-	// ModuleGet returns the latest version of a module, or
+	// It returns Deploy's codes too.
+	DeployCheckReplay(ctx context.Context, name string, wasm []byte) (*store.Module, error)
+	// Get returns the latest version of a module, or
 	// fault.ModuleNotFound.
-	ModuleGet(ctx context.Context, name string) (*store.Module, error)
-	// ModuleList returns the latest version of every module, by name.
-	ModuleList(ctx context.Context) ([]*store.Module, error)
-	// ModuleDelete removes every version of a module's metadata; tasks
+	Get(ctx context.Context, name string) (*store.Module, error)
+	// List returns the latest version of every module, by name.
+	List(ctx context.Context) ([]*store.Module, error)
+	// Delete removes every version of a module's metadata; tasks
 	// already created keep their pinned digest. It returns
 	// fault.ModuleNotFound for an unknown name.
-	ModuleDelete(ctx context.Context, name string) error
+	Delete(ctx context.Context, name string) error
 }
 
 // TaskService creates, runs, reads, cancels and signals tasks (/v1/tasks,
@@ -192,7 +195,6 @@ type IdempotencyService interface {
 // own.
 type Engine interface {
 	ReadinessService
-	ModuleService
 	TaskService
 	EventService
 	ResponseService
@@ -211,10 +213,10 @@ type Access interface {
 var (
 	_ Engine           = (*runtime.Engine)(nil)
 	_ ReadinessService = (*runtime.Engine)(nil)
-	_ ModuleService    = (*runtime.Engine)(nil)
 	_ TaskService      = (*runtime.Engine)(nil)
 	_ EventService     = (*runtime.Engine)(nil)
 	_ ResponseService  = (*runtime.Engine)(nil)
+	_ ModuleService    = (*modules.Registry)(nil)
 
 	_ Access             = (*access.Service)(nil)
 	_ AuthService        = (*access.Service)(nil)

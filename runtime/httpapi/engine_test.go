@@ -134,10 +134,10 @@ func setup(t *testing.T, cfg Config) *testBundle {
 		b.release()
 		require.NoError(t, eng.Close(context.Background()))
 	})
-	_, err = eng.ModuleDeploy(t.Context(), "m", fakeModule(strings.Split(testModuleFns, ",")...))
+	_, err = eng.Modules().Deploy(t.Context(), "m", fakeModule(strings.Split(testModuleFns, ",")...))
 	require.NoError(t, err)
 
-	cfg.Engine, cfg.Access = eng, acc
+	cfg.Engine, cfg.Modules, cfg.Access = eng, eng.Modules(), acc
 	cfg.Logger = logger
 	if cfg.Metrics == nil {
 		cfg.Metrics = b.reg

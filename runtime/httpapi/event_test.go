@@ -302,7 +302,7 @@ func TestEventStreamOutlivesServerTimeouts(t *testing.T) {
 			return events, nil
 		},
 	}
-	s, err := New(Config{Engine: f, Access: f, Logger: testLogger(t), KeepAlive: 50 * time.Millisecond})
+	s, err := New(Config{Engine: f, Modules: f, Access: f, Logger: testLogger(t), KeepAlive: 50 * time.Millisecond})
 	require.NoError(t, err)
 	ts := httptest.NewUnstartedServer(s.Handler())
 	ts.Config.ReadTimeout = 150 * time.Millisecond

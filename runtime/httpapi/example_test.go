@@ -8,10 +8,11 @@ import (
 )
 
 // ExampleServer_Handler serves the API and shows the error body of a request
-// without a token. The daemon passes *runtime.Engine as the Engine; this
-// example uses a stand-in, since no request here reaches the engine.
+// without a token. The daemon passes *runtime.Engine as the Engine and its
+// module registry as the Modules; this example uses stand-ins, since no
+// request here reaches the engine.
 func ExampleServer_Handler() {
-	srv, err := New(Config{Engine: &fakeEngine{}, Access: &fakeEngine{}})
+	srv, err := New(Config{Engine: &fakeEngine{}, Modules: &fakeEngine{}, Access: &fakeEngine{}})
 	if err != nil {
 		panic(err)
 	}

@@ -55,8 +55,9 @@ type fakeEngine struct {
 }
 
 var (
-	_ Engine = (*fakeEngine)(nil)
-	_ Access = (*fakeEngine)(nil)
+	_ Engine        = (*fakeEngine)(nil)
+	_ ModuleService = (*fakeEngine)(nil)
+	_ Access        = (*fakeEngine)(nil)
 )
 
 var errFakeUnset = fault.Errorf(fault.NotFound, "fake engine: method not set")
@@ -75,7 +76,7 @@ func (f *fakeEngine) StoreError() error {
 	return f.StoreErrorFunc()
 }
 
-func (f *fakeEngine) ModuleDeploy(ctx context.Context, name string, wasm []byte) (*store.Module, error) {
+func (f *fakeEngine) Deploy(ctx context.Context, name string, wasm []byte) (*store.Module, error) {
 	f.calls.Add(1)
 	if f.ModuleDeployFunc == nil {
 		return nil, errFakeUnset
@@ -83,7 +84,7 @@ func (f *fakeEngine) ModuleDeploy(ctx context.Context, name string, wasm []byte)
 	return f.ModuleDeployFunc(ctx, name, wasm)
 }
 
-func (f *fakeEngine) ModuleDeployCheckReplay(ctx context.Context, name string, wasm []byte) (*store.Module, error) {
+func (f *fakeEngine) DeployCheckReplay(ctx context.Context, name string, wasm []byte) (*store.Module, error) {
 	f.calls.Add(1)
 	if f.ModuleDeployCheckFunc == nil {
 		return nil, errFakeUnset
@@ -91,7 +92,7 @@ func (f *fakeEngine) ModuleDeployCheckReplay(ctx context.Context, name string, w
 	return f.ModuleDeployCheckFunc(ctx, name, wasm)
 }
 
-func (f *fakeEngine) ModuleGet(ctx context.Context, name string) (*store.Module, error) {
+func (f *fakeEngine) Get(ctx context.Context, name string) (*store.Module, error) {
 	f.calls.Add(1)
 	if f.ModuleGetFunc == nil {
 		return nil, errFakeUnset
@@ -99,7 +100,7 @@ func (f *fakeEngine) ModuleGet(ctx context.Context, name string) (*store.Module,
 	return f.ModuleGetFunc(ctx, name)
 }
 
-func (f *fakeEngine) ModuleList(ctx context.Context) ([]*store.Module, error) {
+func (f *fakeEngine) List(ctx context.Context) ([]*store.Module, error) {
 	f.calls.Add(1)
 	if f.ModuleListFunc == nil {
 		return nil, errFakeUnset
@@ -107,7 +108,7 @@ func (f *fakeEngine) ModuleList(ctx context.Context) ([]*store.Module, error) {
 	return f.ModuleListFunc(ctx)
 }
 
-func (f *fakeEngine) ModuleDelete(ctx context.Context, name string) error {
+func (f *fakeEngine) Delete(ctx context.Context, name string) error {
 	f.calls.Add(1)
 	if f.ModuleDeleteFunc == nil {
 		return errFakeUnset
@@ -307,6 +308,9 @@ func fakeAuth(scopes ...string) func(ctx context.Context, token string) (*access
 func MustFakeServer(tb testingTB, f *fakeEngine, cfg Config) *httptest.Server {
 	tb.Helper()
 	cfg.Engine, cfg.Access = f, f
+	if cfg.Modules == nil {
+		cfg.Modules = f
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = testLogger(tb)
 	}

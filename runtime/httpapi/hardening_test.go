@@ -190,7 +190,7 @@ func TestCloseStreams(t *testing.T) {
 			return events, nil // never delivers
 		},
 	}
-	s, err := New(Config{Engine: f, Access: f, Logger: testLogger(t)})
+	s, err := New(Config{Engine: f, Modules: f, Access: f, Logger: testLogger(t)})
 	require.NoError(t, err)
 	ts := httptestServer(t, s)
 	resp := do(t, "GET", ts+"/v1/tasks/task_1/events", "", hdr("Accept", "text/event-stream"))

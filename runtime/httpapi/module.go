@@ -48,13 +48,13 @@ func (s *Server) handleModulePut(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := chi.URLParam(r, "name")
-	deploy := s.modules.ModuleDeploy
+	deploy := s.modules.Deploy
 	if check {
-		deploy = s.modules.ModuleDeployCheckReplay
+		deploy = s.modules.DeployCheckReplay
 	}
 	// The same bytes as the latest version deploy nothing new: 200 and
 	// unchanged, instead of 201 and a new version.
-	prev, _ := s.modules.ModuleGet(r.Context(), name)
+	prev, _ := s.modules.Get(r.Context(), name)
 	m, err := deploy(r.Context(), name, wasm)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -72,7 +72,7 @@ func (s *Server) handleModulePut(w http.ResponseWriter, r *http.Request) {
 
 // handleModuleList lists the deployed modules: GET /v1/modules.
 func (s *Server) handleModuleList(w http.ResponseWriter, r *http.Request) {
-	mods, err := s.modules.ModuleList(r.Context())
+	mods, err := s.modules.List(r.Context())
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -82,7 +82,7 @@ func (s *Server) handleModuleList(w http.ResponseWriter, r *http.Request) {
 
 // handleModuleGet returns one module: GET /v1/modules/{name}.
 func (s *Server) handleModuleGet(w http.ResponseWriter, r *http.Request) {
-	m, err := s.modules.ModuleGet(r.Context(), chi.URLParam(r, "name"))
+	m, err := s.modules.Get(r.Context(), chi.URLParam(r, "name"))
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -92,7 +92,7 @@ func (s *Server) handleModuleGet(w http.ResponseWriter, r *http.Request) {
 
 // handleModuleDelete removes a module: DELETE /v1/modules/{name} answers 204.
 func (s *Server) handleModuleDelete(w http.ResponseWriter, r *http.Request) {
-	if err := s.modules.ModuleDelete(r.Context(), chi.URLParam(r, "name")); err != nil {
+	if err := s.modules.Delete(r.Context(), chi.URLParam(r, "name")); err != nil {
 		s.writeError(w, r, err)
 		return
 	}

@@ -53,7 +53,7 @@ func TestRouteScopes(t *testing.T) {
 			return &access.Principal{ClientID: "cli_t", Scopes: scopes}, nil
 		},
 	}
-	s, err := New(Config{Engine: f, Access: f, Logger: testLogger(t)})
+	s, err := New(Config{Engine: f, Modules: f, Access: f, Logger: testLogger(t)})
 	require.NoError(t, err)
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)

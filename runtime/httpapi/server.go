@@ -28,8 +28,8 @@ const (
 // default.
 type Config struct {
 	// Engine, when set, fills every service of the engine below that is
-	// nil (Readiness, Modules, Tasks, Events, Responses): one
-	// *runtime.Engine serves them all.
+	// nil (Readiness, Tasks, Events, Responses): one *runtime.Engine
+	// serves them all.
 	Engine Engine
 	// Access, when set, fills every service of access control below that
 	// is nil (Auth, Clients, Idempotency): one *access.Service serves them
@@ -41,7 +41,8 @@ type Config struct {
 	Readiness ReadinessService
 	// Auth authenticates the bearer token of every authenticated route.
 	Auth AuthService
-	// Modules serves /v1/modules.
+	// Modules serves /v1/modules: the engine's module registry,
+	// runtime.Engine.Modules. Engine does not fill it.
 	Modules ModuleService
 	// Tasks serves /v1/tasks and runs the tasks of POST /v1/responses.
 	Tasks TaskService
@@ -168,9 +169,6 @@ func (cfg *Config) fillServices() error {
 		if cfg.Readiness == nil {
 			cfg.Readiness = e
 		}
-		if cfg.Modules == nil {
-			cfg.Modules = e
-		}
 		if cfg.Tasks == nil {
 			cfg.Tasks = e
 		}
@@ -198,7 +196,7 @@ func (cfg *Config) fillServices() error {
 	}{
 		{"Readiness", "engine", cfg.Readiness != nil},
 		{"Auth", "access", cfg.Auth != nil},
-		{"Modules", "engine", cfg.Modules != nil},
+		{"Modules", "module registry", cfg.Modules != nil},
 		{"Tasks", "engine", cfg.Tasks != nil},
 		{"Events", "engine", cfg.Events != nil},
 		{"Responses", "engine", cfg.Responses != nil},

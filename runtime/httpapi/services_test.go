@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-run/weft/runtime"
 	"github.com/weft-run/weft/runtime/access"
 	"github.com/weft-run/weft/store"
 )
@@ -25,6 +26,8 @@ func TestServices(t *testing.T) {
 		f := &fakeEngine{}
 		_, err = New(Config{Readiness: f, Auth: f, Modules: f, Tasks: f, Events: f, Responses: f, Clients: f})
 		require.ErrorContains(t, err, "no Idempotency service and no access")
+		_, err = New(Config{Engine: f, Access: f})
+		require.ErrorContains(t, err, "no Modules service and no module registry", "the engine does not fill Modules")
 	})
 
 	t.Run("EachOnItsOwn", func(t *testing.T) {
@@ -47,21 +50,21 @@ func TestServices(t *testing.T) {
 		t.Parallel()
 		var engineCalls, ownCalls atomic.Int32
 		f := &fakeEngine{
-			AuthenticateFunc: fakeAuth(access.ScopeModulesRead),
-			ModuleListFunc: func(context.Context) ([]*store.Module, error) {
+			AuthenticateFunc: fakeAuth(access.ScopeTasksRead),
+			TaskListFunc: func(context.Context, runtime.Caller, *runtime.TaskListParams) ([]*store.Task, string, error) {
 				engineCalls.Add(1)
-				return nil, nil
+				return nil, "", nil
 			},
 		}
-		own := &fakeEngine{ModuleListFunc: func(context.Context) ([]*store.Module, error) {
+		own := &fakeEngine{TaskListFunc: func(context.Context, runtime.Caller, *runtime.TaskListParams) ([]*store.Task, string, error) {
 			ownCalls.Add(1)
-			return nil, nil
+			return nil, "", nil
 		}}
-		s, err := New(Config{Engine: f, Access: f, Modules: own, Logger: testLogger(t)})
+		s, err := New(Config{Engine: f, Access: f, Modules: f, Tasks: own, Logger: testLogger(t)})
 		require.NoError(t, err)
 		ts := httptest.NewServer(s.Handler())
 		t.Cleanup(ts.Close)
-		require.Equal(t, 200, do(t, "GET", ts.URL+"/v1/modules", "", nil).StatusCode)
+		require.Equal(t, 200, do(t, "GET", ts.URL+"/v1/tasks", "", nil).StatusCode)
 		require.Equal(t, int32(1), ownCalls.Load())
 		require.Equal(t, int32(0), engineCalls.Load())
 	})

@@ -204,7 +204,7 @@ func (m *Main) open(ctx context.Context) error {
 	}
 	m.engineOpen = true
 	api, err := httpapi.New(httpapi.Config{
-		Engine: engine, Access: acc, Logger: logger.Named("http"), Metrics: reg,
+		Engine: engine, Modules: engine.Modules(), Access: acc, Logger: logger.Named("http"), Metrics: reg,
 		MaxPageBytes: cfg.MaxPageBytes, MaxProjectionBytes: cfg.MaxProjectionBytes, MaxReadBytes: cfg.MaxReadBytes,
 	})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/host"
 	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/runtime/modules"
 	"github.com/weft-run/weft/store"
 	"github.com/weft-run/weft/store/blob"
 	"github.com/weft-run/weft/store/sqlite"
@@ -70,7 +71,7 @@ func MustBenchEngine(tb testing.TB) *benchEngine {
 	})
 	wasm, err := os.ReadFile(wfbenchWasm)
 	require.NoError(tb, err)
-	_, err = e.ModuleDeploy(ctx, "wfbench", wasm)
+	_, err = e.Modules().Deploy(ctx, "wfbench", wasm)
 	require.NoError(tb, err)
 	be.e, be.db, be.h, be.x, be.admin = e, db, h, x, runtime.Caller{All: true}
 	return be
@@ -184,7 +185,7 @@ func BenchmarkWorkflowReplay(b *testing.B) {
 	in, err := codec.EncodeFrame(codec.Long(7))
 	require.NoError(b, err)
 	echo := &runtime.Call{
-		TaskID: "bench", Module: "wfbench", Digest: runtime.Digest(goWasm), Function: "echo", Input: in,
+		TaskID: "bench", Module: "wfbench", Digest: modules.Digest(goWasm), Function: "echo", Input: in,
 		Wasm: func(context.Context) ([]byte, error) { return goWasm, nil },
 	}
 	// echoCall is the cost of a warm call of the Go echo activity.
@@ -207,10 +208,10 @@ func BenchmarkWorkflowReplay(b *testing.B) {
 		// check can replay each alone.
 		twin := withCustomSection(guest.wasm, "twin")
 		if guest.module != "wfbench" {
-			_, err := be.e.ModuleDeploy(ctx, guest.module, guest.wasm)
+			_, err := be.e.Modules().Deploy(ctx, guest.module, guest.wasm)
 			require.NoError(b, err)
 		}
-		_, err := be.e.ModuleDeploy(ctx, guest.module+"-twin", twin)
+		_, err := be.e.Modules().Deploy(ctx, guest.module+"-twin", twin)
 		require.NoError(b, err)
 		long := be.startIn(b, guest.module, "fanout_wait", steps)
 		short := be.startIn(b, guest.module+"-twin", "fanout_wait", 0)
@@ -253,7 +254,7 @@ func BenchmarkWorkflowReplay(b *testing.B) {
 			// the replay check replays.
 			check := func(module string, wasm []byte) cost {
 				return measure(func() {
-					div, err := be.e.ModuleReplayCheck(ctx, module, wasm)
+					div, err := be.e.Modules().ReplayCheck(ctx, module, wasm)
 					require.NoError(b, err)
 					require.Empty(b, div)
 				})

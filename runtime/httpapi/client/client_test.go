@@ -93,7 +93,7 @@ func serve(t *testing.T) (url, admin string) {
 	require.NoError(t, err)
 	require.NoError(t, eng.Open(t.Context()))
 	t.Cleanup(func() { require.NoError(t, eng.Close(context.Background())) })
-	s, err := httpapi.New(httpapi.Config{Engine: eng, Access: acc, Logger: logger, Metrics: reg})
+	s, err := httpapi.New(httpapi.Config{Engine: eng, Modules: eng.Modules(), Access: acc, Logger: logger, Metrics: reg})
 	require.NoError(t, err)
 	ts = httptest.NewServer(s.Handler())
 	return ts.URL, tok

@@ -1,4 +1,4 @@
-package runtime
+package modules
 
 import (
 	"context"
@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
 	"github.com/weft-run/weft/runtime/fault"
+	"github.com/weft-run/weft/store"
 )
 
 // TestDeployCompileErrors: what the Executor says of a module decides the
@@ -15,7 +17,7 @@ import (
 // internal, and its text never reaches the client.
 func TestDeployCompileErrors(t *testing.T) {
 	t.Parallel()
-	e, b := setup(t, echo, nil)
+	r, b := setup(t)
 	ctx := t.Context()
 	secret := errors.New("open /var/lib/weft/cache/x: permission denied")
 	for _, tc := range []struct {
@@ -29,10 +31,10 @@ func TestDeployCompileErrors(t *testing.T) {
 		{"cancelled", context.Canceled, fault.Cancelled, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b.exec.CompileFunc = func(context.Context, []byte) (*ModuleInfo, error) { return nil, tc.err }
-			_, err := e.ModuleDeploy(ctx, "other", []byte("\x00asm\x01\x00\x00\x00"))
+			b.exec.CompileFunc = func(context.Context, []byte) ([]store.Function, error) { return nil, tc.err }
+			_, err := r.Deploy(ctx, "other", []byte("\x00asm\x01\x00\x00\x00"))
 			require.Equal(t, tc.code, fault.CodeOf(err), "deploy: %v", err)
-			_, rerr := e.ModuleReplayCheck(ctx, "test", []byte("\x00asm\x01\x00\x00\x00"))
+			_, rerr := r.ReplayCheck(ctx, "test", []byte("\x00asm\x01\x00\x00\x00"))
 			require.Equal(t, tc.code, fault.CodeOf(rerr), "replay check: %v", rerr)
 			if tc.message != "" {
 				require.Equal(t, tc.message, fault.Message(err))
@@ -48,20 +50,36 @@ func TestDeployCompileErrors(t *testing.T) {
 }
 
 // TestDeployFunctionChecks: deploy and replay check refuse the same
-// function lists.
+// function lists, and the same bad parameters.
 func TestDeployFunctionChecks(t *testing.T) {
 	t.Parallel()
-	e, b := setup(t, echo, nil)
+	r, b := setup(t)
 	ctx := t.Context()
-	for _, fns := range [][]Function{
+	for _, fns := range [][]store.Function{
 		{{Name: "a", Kind: "activity"}, {Name: "a", Kind: "workflow"}},
 		{{Name: "a", Kind: "query"}},
 		{{Name: "", Kind: "activity"}},
 	} {
-		b.exec.CompileFunc = func(context.Context, []byte) (*ModuleInfo, error) { return &ModuleInfo{Functions: fns}, nil }
-		_, err := e.ModuleDeploy(ctx, "other", []byte("\x00asm\x01\x00\x00\x00"))
+		b.exec.CompileFunc = func(context.Context, []byte) ([]store.Function, error) { return fns, nil }
+		_, err := r.Deploy(ctx, "other", []byte("\x00asm\x01\x00\x00\x00"))
 		require.Equal(t, fault.ModuleInvalid, fault.CodeOf(err), "deploy %v: %v", fns, err)
-		_, err = e.ModuleReplayCheck(ctx, "test", []byte("\x00asm\x01\x00\x00\x00"))
+		_, err = r.ReplayCheck(ctx, "test", []byte("\x00asm\x01\x00\x00\x00"))
 		require.Equal(t, fault.ModuleInvalid, fault.CodeOf(err), "replay check %v: %v", fns, err)
 	}
+	for _, tc := range []struct{ name, module, wasm, param string }{
+		{"empty", "m", "", "body"},
+		{"bad name", "../m", "hello", "name"},
+	} {
+		for _, err := range []error{
+			func() error { _, err := r.Deploy(ctx, tc.module, []byte(tc.wasm)); return err }(),
+			func() error { _, err := r.ReplayCheck(ctx, tc.module, []byte(tc.wasm)); return err }(),
+		} {
+			var fe *fault.Error
+			require.ErrorAs(t, err, &fe, tc.name)
+			require.Equal(t, fault.Invalid, fe.Code, tc.name)
+			require.Equal(t, tc.param, fe.Param, tc.name)
+		}
+	}
+	_, err := r.Get(ctx, "other")
+	require.Equal(t, fault.ModuleNotFound, fault.CodeOf(err), "nothing was recorded")
 }

@@ -1,4 +1,4 @@
-package runtime
+package modules
 
 import (
 	"context"
@@ -11,9 +11,9 @@ import (
 	"github.com/weft-run/weft/store"
 )
 
-// ReplayDivergence is a running workflow whose journal a new version of its
+// Divergence is a running workflow whose journal a new version of its
 // module does not replay.
-type ReplayDivergence struct {
+type Divergence struct {
 	// TaskID is the workflow task.
 	TaskID string `json:"task_id"`
 	// Function is the workflow function.
@@ -24,23 +24,21 @@ type ReplayDivergence struct {
 	Reason string `json:"reason"`
 }
 
-// ModuleReplayCheck replays the journal of every running workflow of module
-// name against wasm, a new version of the module, and returns those that
+// ReplayCheck replays the journal of every running workflow of module name
+// against wasm, a new version of the module, and returns those that
 // diverge: a command that differs from the journal at the same step, a run
 // that ends without asking for every recorded command, a workflow function
 // the new version no longer exports, or a failure of the new version's
 // code. Nothing is recorded and no activity runs: new commands beyond a
 // journal are left pending. Running workflows stay pinned to their own
-// digest whatever this finds. It returns fault.ModuleInvalid for a module the
-// Executor rejects.
-func (e *Engine) ModuleReplayCheck(ctx context.Context, name string, wasm []byte) ([]ReplayDivergence, error) {
-	if !store.ValidModuleName(name) {
-		return nil, fault.ParamErrorf("name", "module name %q must be 1 to 128 letters, digits, '-', '_' or '.', starting with a letter or digit", name)
+// digest whatever this finds. It returns fault.Invalid for a bad name or an
+// empty module, fault.ModuleInvalid for a module the Executor rejects,
+// fault.Internal when the store fails, and ctx's error once ctx ends.
+func (r *Registry) ReplayCheck(ctx context.Context, name string, wasm []byte) ([]Divergence, error) {
+	if err := checkParams(name, wasm); err != nil {
+		return nil, err
 	}
-	if len(wasm) == 0 {
-		return nil, fault.ParamErrorf("body", "the module file is empty")
-	}
-	fns, err := e.compileFunctions(ctx, wasm)
+	fns, err := r.compileFunctions(ctx, wasm)
 	if err != nil {
 		return nil, err
 	}
@@ -51,10 +49,10 @@ func (e *Engine) ModuleReplayCheck(ctx context.Context, name string, wasm []byte
 		}
 	}
 	digest := Digest(wasm)
-	var out []ReplayDivergence
+	var out []Divergence
 	cursor := ""
 	for {
-		ts, err := e.store.TaskList(ctx, &store.TaskListParams{
+		ts, err := r.store.TaskList(ctx, &store.TaskListParams{
 			Module: name, Statuses: []store.Status{store.StatusRunning}, Cursor: cursor, Limit: 1000,
 		})
 		if err != nil {
@@ -64,12 +62,12 @@ func (e *Engine) ModuleReplayCheck(ctx context.Context, name string, wasm []byte
 			if t.Kind != store.KindWorkflow || t.ModuleDigest == digest {
 				continue
 			}
-			reason, err := e.replayCheck(ctx, t, digest, wasm, workflows[t.Function])
+			reason, err := r.replayOne(ctx, t, digest, wasm, workflows[t.Function])
 			if err != nil {
 				return nil, err
 			}
 			if reason != "" {
-				out = append(out, ReplayDivergence{TaskID: t.ID, Function: t.Function, Reason: reason})
+				out = append(out, Divergence{TaskID: t.ID, Function: t.Function, Reason: reason})
 			}
 		}
 		if len(ts) < 1000 {
@@ -79,30 +77,24 @@ func (e *Engine) ModuleReplayCheck(ctx context.Context, name string, wasm []byte
 	}
 }
 
-// replayCheck replays workflow t against the module digest and returns why
+// replayOne replays workflow t against the module digest and returns why
 // it diverges, or "" when it does not.
-func (e *Engine) replayCheck(ctx context.Context, t *store.Task, digest string, wasm []byte, exported bool) (string, error) {
+func (r *Registry) replayOne(ctx context.Context, t *store.Task, digest string, wasm []byte, exported bool) (string, error) {
 	if !exported {
 		return fmt.Sprintf("the new version exports no workflow %q", t.Function), nil
 	}
-	j, err := journal.Read(ctx, e.store, t)
+	j, err := journal.Read(ctx, r.store, t)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", nil // finished and purged meanwhile
 	}
 	if err != nil {
 		return "", fault.Wrap("read journal", err)
 	}
-	r := journal.NewReplay(t, j, e.now(), journal.Check, nil)
-	call := &Call{
-		TaskID: t.ID, Attempt: t.Attempt, Module: t.Module, Digest: digest, Function: t.Function,
-		Wasm:  func(context.Context) ([]byte, error) { return wasm, nil },
-		Input: t.Input.Data, Timeout: t.Timeout, Workflow: r,
-		Log: func(string, string) {},
-	}
-	res, err := e.exec.Call(ctx, call)
+	rp := journal.NewReplay(t, j, r.now(), journal.Check, nil)
+	suspended, err := r.exec.Replay(ctx, t, digest, wasm, rp)
 	var nd *journal.NondeterminismError
 	switch {
-	case errors.As(r.Err(), &nd):
+	case errors.As(rp.Err(), &nd):
 		return fmt.Sprintf("step %d: the journal recorded %s, but the new version %s", nd.Step, nd.Recorded, nd.Asked), nil
 	case ctx.Err() != nil:
 		return "", ctx.Err()
@@ -110,21 +102,22 @@ func (e *Engine) replayCheck(ctx context.Context, t *store.Task, digest string, 
 		return fmt.Sprintf("the new version failed: %s: %s", fault.CodeOf(err), fault.Message(err)), nil
 	}
 	how := "returned"
-	if res.Suspended {
+	if suspended {
 		how = "suspended"
 	}
-	if err := r.Ended(how); errors.As(err, &nd) {
+	if err := rp.Ended(how); errors.As(err, &nd) {
 		return fmt.Sprintf("step %d: the journal recorded %s, but the new version %s", nd.Step, nd.Recorded, nd.Asked), nil
 	}
 	return "", nil
 }
 
-// ModuleDeployCheckReplay deploys a module like ModuleDeploy, after
-// ModuleReplayCheck found no running workflow of name that the new version
-// would not replay. Otherwise it deploys nothing and returns
-// fault.ReplayDivergence with a message that lists the diverging tasks.
-func (e *Engine) ModuleDeployCheckReplay(ctx context.Context, name string, wasm []byte) (*store.Module, error) {
-	div, err := e.ModuleReplayCheck(ctx, name, wasm)
+// DeployCheckReplay deploys a module like Deploy, after ReplayCheck found
+// no running workflow of name that the new version would not replay.
+// Otherwise it deploys nothing and returns fault.ReplayDivergence with a
+// message that lists the diverging tasks. It returns the codes of Deploy
+// and ReplayCheck too.
+func (r *Registry) DeployCheckReplay(ctx context.Context, name string, wasm []byte) (*store.Module, error) {
+	div, err := r.ReplayCheck(ctx, name, wasm)
 	if err != nil {
 		return nil, err
 	}
@@ -136,5 +129,5 @@ func (e *Engine) ModuleDeployCheckReplay(ctx context.Context, name string, wasm 
 		return nil, fault.Errorf(fault.ReplayDivergence, "the new version of %q would not replay %d running workflow(s); not deployed: %s",
 			name, len(div), strings.Join(parts, "; "))
 	}
-	return e.ModuleDeploy(ctx, name, wasm)
+	return r.Deploy(ctx, name, wasm)
 }
