@@ -67,6 +67,10 @@ type LeaseExtendResult struct {
 	// holds (taken over, released, or the task is gone), in the order of
 	// params.Held. Their writes now fail with ErrLeaseLost.
 	Lost []string
+	// Cancelling lists the tasks of params.Held whose lease was renewed and
+	// that are cancelling, in the order of params.Held: a cancel accepted
+	// by any host reaches the host running the task at its next renewal.
+	Cancelling []string
 }
 
 // TaskReclaimParams are the params of Store.TaskReclaim.

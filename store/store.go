@@ -177,7 +177,9 @@ type Store interface {
 	// params.TTL from now by the store's clock, and returns the tasks whose
 	// lease it no longer holds: their runs must stop, since every fenced
 	// write for them fails with ErrLeaseLost. A lease that expired but was
-	// not taken over is renewed. It returns ErrInvalid for bad params.
+	// not taken over is renewed. It also names the renewed tasks that are
+	// cancelling (a cancel accepted by another host), whose calls must
+	// stop. It returns ErrInvalid for bad params.
 	LeaseExtend(ctx context.Context, params *LeaseExtendParams) (*LeaseExtendResult, error)
 
 	// WorkflowCommit commits one run of a running workflow in one

@@ -282,6 +282,7 @@ func testLease(t *testing.T, newStore func(testing.TB) store.Store) {
 		}})
 		require.NoError(t, err)
 		require.Equal(t, []string{a.ID, unknown}, res.Lost, "the taken-over task and the unknown one, in order")
+		require.Empty(t, res.Cancelling)
 		for _, id := range []string{b.ID, c.ID} {
 			got, err := s.TaskGet(ctx, id)
 			require.NoError(t, err)
@@ -300,6 +301,20 @@ func testLease(t *testing.T, newStore func(testing.TB) store.Store) {
 		res, err = s.LeaseExtend(ctx, &store.LeaseExtendParams{Host: "h1"})
 		require.NoError(t, err)
 		require.Empty(t, res.Lost)
+
+		// A cancel accepted meanwhile is reported with the renewal.
+		got, changed, err := s.TaskCancel(ctx, c.ID)
+		require.NoError(t, err)
+		require.True(t, changed)
+		require.Equal(t, store.StatusCancelling, got.Status)
+		res, err = s.LeaseExtend(ctx, &store.LeaseExtendParams{Host: "h1", Held: []store.LeaseHeld{
+			{TaskID: a.ID, Token: a.Lease.Token},
+			{TaskID: b.ID, Token: b.Lease.Token},
+			{TaskID: c.ID, Token: c.Lease.Token},
+		}})
+		require.NoError(t, err)
+		require.Equal(t, []string{a.ID}, res.Lost)
+		require.Equal(t, []string{c.ID}, res.Cancelling, "renewed, and cancelling")
 	})
 
 	t.Run("Reclaim", func(t *testing.T) {
