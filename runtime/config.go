@@ -101,7 +101,10 @@ type Config struct {
 
 	// Host is this engine's host id (see store.ValidHost): every task it
 	// claims carries a lease for it, and the task document shows it while
-	// the lease is held. Hosts sharing a store need distinct ids. Defaults
+	// the lease is held. Hosts sharing a store need distinct ids, and an id
+	// is one process's at a time: an engine that opens on a shared store
+	// takes back at once the tasks its id held (left over from its earlier
+	// run), where another id waits for their leases to run out. Defaults
 	// to the machine's host name with a random suffix (DefaultHost).
 	Host string
 	// LeaseTTL is the lease of the tasks this engine claims: the engine

@@ -288,7 +288,7 @@ func (e *Engine) reclaimLoop(ctx context.Context) {
 			timer.Reset(every)
 			continue
 		}
-		resumed, err := e.reclaim(ctx)
+		resumed, err := e.reclaim(ctx, false)
 		if err != nil && ctx.Err() == nil {
 			e.log.Error("reclaim tasks of expired leases", "error", err)
 		}
@@ -303,13 +303,16 @@ func (e *Engine) reclaimLoop(ctx context.Context) {
 // reclaim takes over the tasks whose lease expired, batch by batch, and
 // returns the activities to continue from their checkpoint (policy
 // resume); a resumed workflow is made claimable, to run again from its
-// journal on whichever host claims it.
-func (e *Engine) reclaim(ctx context.Context) ([]*store.Task, error) {
+// journal on whichever host claims it. With restart (at Open) it also
+// takes back the tasks whose lease this host's id holds: they are left
+// over from an earlier run of this host.
+func (e *Engine) reclaim(ctx context.Context, restart bool) ([]*store.Task, error) {
 	var resumed []*store.Task
 	for {
 		start := time.Now()
 		res, err := e.store.TaskReclaim(ctx, &store.TaskReclaimParams{
 			Host: e.cfg.Host, LeaseTTL: e.cfg.LeaseTTL, Limit: reclaimLimit, StaleKeysAfter: StaleKeysAfter,
+			Restart: restart,
 		})
 		e.metrics.observeWrite("task_reclaim", time.Since(start))
 		if err != nil {

@@ -21,7 +21,7 @@ import (
 // idempotency keys left in flight longer than StaleKeysAfter.
 func (e *Engine) recoverTasks(ctx context.Context) ([]*store.Task, error) {
 	if e.store.Shared() {
-		resumed, err := e.reclaim(ctx)
+		resumed, err := e.reclaim(ctx, true)
 		if err != nil {
 			return nil, fmt.Errorf("recover: %w", err)
 		}

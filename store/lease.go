@@ -88,6 +88,12 @@ type TaskReclaimParams struct {
 	// its host. Give it well above the longest request. Defaults to 0 (keys
 	// are left alone).
 	StaleKeysAfter time.Duration
+	// Restart also takes over the tasks whose lease params.Host holds,
+	// live or expired: the host is starting again, so what its earlier run
+	// held is left over and need not wait for the lease to run out. Only a
+	// host that is starting, under an id no other process uses, may set
+	// it. Defaults to false.
+	Restart bool
 }
 
 // TaskReclaimResult is what Store.TaskReclaim did, by the persistence

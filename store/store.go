@@ -165,8 +165,9 @@ type Store interface {
 	// host and params.Host (see StatusEvent). A running task of policy
 	// resume stays running with a fresh lease for params.Host and is
 	// returned for it to continue. It never touches a task whose lease is
-	// live, or one that holds none (queued, a waiting workflow); hosts
-	// reclaiming at once never take the same task. With
+	// live (but, with params.Restart, those params.Host holds), or one
+	// that holds none (queued, a waiting workflow); hosts reclaiming at
+	// once never take the same task. With
 	// params.StaleKeysAfter it also releases old in-flight idempotency keys
 	// bound to no task. Safe at any time on any store; the shared-store
 	// counterpart of TaskRecover. It returns ErrInvalid for bad params.

@@ -153,8 +153,10 @@ func (db *DB) LeaseExtend(ctx context.Context, p *store.LeaseExtendParams) (*sto
 // those another transaction holds: hosts reclaiming at once take
 // different tasks, and a task being written to is left for the next round.
 // A row whose lease was renewed meanwhile no longer matches once locked.
+// With $3 (a restart) the rows whose lease host $4 holds match too.
 const reclaimSQL = "SELECT " + taskColumns + ` FROM tasks
-	WHERE lease_expires_at IS NOT NULL AND lease_expires_at < $1 AND status IN ('loading', 'running', 'cancelling')
+	WHERE lease_expires_at IS NOT NULL AND (lease_expires_at < $1 OR ($3 AND lease_host = $4))
+		AND status IN ('loading', 'running', 'cancelling')
 	ORDER BY lease_expires_at, id LIMIT $2 FOR NO KEY UPDATE SKIP LOCKED`
 
 // TaskReclaim implements store.Store, in one transaction.
@@ -174,7 +176,7 @@ func (db *DB) TaskReclaim(ctx context.Context, p *store.TaskReclaimParams) (*sto
 		if err != nil {
 			return err
 		}
-		rows, err := t.query(reclaimSQL, n, limit)
+		rows, err := t.query(reclaimSQL, n, limit, p.Restart, p.Host)
 		if err != nil {
 			return err
 		}

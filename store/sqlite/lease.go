@@ -93,9 +93,18 @@ func (db *DB) TaskReclaim(ctx context.Context, p *store.TaskReclaimParams) (*sto
 	err := db.write(ctx, func(t *tx) error {
 		*res = store.TaskReclaimResult{}
 		n := now()
-		rows, err := t.query("SELECT "+taskColumns+` FROM tasks INDEXED BY tasks_lease
+		q := "SELECT " + taskColumns + ` FROM tasks INDEXED BY tasks_lease
 			WHERE lease_expires_at IS NOT NULL AND lease_expires_at < ? AND status IN ('loading', 'running', 'cancelling')
-			ORDER BY lease_expires_at, id LIMIT ?`, ms(n), limit)
+			ORDER BY lease_expires_at, id LIMIT ?`
+		args := []any{ms(n), limit}
+		if p.Restart {
+			q = "SELECT " + taskColumns + ` FROM tasks
+				WHERE lease_expires_at IS NOT NULL AND (lease_expires_at < ? OR lease_host = ?)
+					AND status IN ('loading', 'running', 'cancelling')
+				ORDER BY lease_expires_at, id LIMIT ?`
+			args = []any{ms(n), p.Host, limit}
+		}
+		rows, err := t.query(q, args...)
 		if err != nil {
 			return err
 		}

@@ -317,6 +317,30 @@ func testLease(t *testing.T, newStore func(testing.TB) store.Store) {
 		require.Equal(t, []string{c.ID}, res.Cancelling, "renewed, and cancelling")
 	})
 
+	t.Run("ReclaimRestart", func(t *testing.T) {
+		s := newStore(t)
+		ctx := t.Context()
+		mine := MustClaim(t, s, "h1", time.Minute, &store.TaskInsertParams{OnRestart: store.OnRestartResume}, true)
+		theirs := MustClaim(t, s, "h2", time.Minute, &store.TaskInsertParams{OnRestart: store.OnRestartResume}, true)
+		// Without Restart a live lease is left alone.
+		res, err := s.TaskReclaim(ctx, &store.TaskReclaimParams{Host: "h1"})
+		require.NoError(t, err)
+		require.Empty(t, res.Resumed)
+		// h1 starts again: its own live leases are left over, h2's are not.
+		res, err = s.TaskReclaim(ctx, &store.TaskReclaimParams{Host: "h1", Restart: true, LeaseTTL: time.Minute})
+		require.NoError(t, err)
+		require.Len(t, res.Resumed, 1)
+		require.Equal(t, mine.ID, res.Resumed[0].ID)
+		require.Equal(t, "h1", res.Resumed[0].Lease.Host)
+		require.Equal(t, mine.Lease.Token+1, res.Resumed[0].Lease.Token)
+		got, err := s.TaskGet(ctx, theirs.ID)
+		require.NoError(t, err)
+		require.Equal(t, theirs.Lease, got.Lease)
+		// The old run's writes are fenced off.
+		_, err = s.TaskCheckpoint(ctx, &store.TaskCheckpointParams{ID: mine.ID, Checkpoint: Frame("x"), Lease: mine.Lease.Token})
+		require.ErrorIs(t, err, store.ErrLeaseLost)
+	})
+
 	t.Run("Reclaim", func(t *testing.T) {
 		s := newStore(t)
 		ctx := t.Context()
