@@ -57,8 +57,8 @@ type Engine struct {
 	// hookRegister, set by tests only, runs in the worker just before it
 	// registers a call in running.
 	hookRegister func(taskID string)
-	// hookHeartbeat, set by tests only, runs before each heartbeat; false
-	// skips it (a frozen heartbeat).
+	// hookHeartbeat, set by tests only, runs before each heartbeat and
+	// each reclaim round; false skips it (a frozen host).
 	hookHeartbeat func() bool
 }
 

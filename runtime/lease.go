@@ -284,7 +284,7 @@ func (e *Engine) reclaimLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
-		if e.draining.Load() {
+		if h := e.hookHeartbeat; e.draining.Load() || (h != nil && !h()) {
 			timer.Reset(every)
 			continue
 		}
