@@ -168,13 +168,6 @@ func (lt *leaseTable) renewed(held []store.LeaseHeld, lost []string, until time.
 	}
 }
 
-// len returns the number of leases held.
-func (lt *leaseTable) len() int {
-	lt.mu.Lock()
-	defer lt.mu.Unlock()
-	return len(lt.m)
-}
-
 // leaseLost handles a write of task id refused with store.ErrLeaseLost,
 // or a lease the heartbeat found lost: the call is stopped, nothing more
 // is written for the task, and one warning says so.

@@ -298,4 +298,3 @@ func TestLeasesTwoHosts(t *testing.T) {
 		requireValue(t, codec.String("bob"), output(t, done))
 	})
 }
-

@@ -24,14 +24,8 @@ import (
 
 var updateSchema = flag.Bool("update-schema", false, "rewrite testdata/schema.sql from the migrations")
 
-// serverEnv names the variable holding the DSN of the test server.
-const serverEnv = pgtest.ServerEnv
-
 // The helpers of pgtest, under their short names.
 var (
-	server      = pgtest.Server
-	randomName  = pgtest.RandomName
-	withParam   = pgtest.WithParam
 	NewDatabase = pgtest.NewDatabase
 	NewSchema   = pgtest.NewSchema
 )
