@@ -241,6 +241,10 @@ func (e *Engine) renewLeases(ctx context.Context) error {
 	if len(held) == 0 {
 		return nil
 	}
+	// A renewal that hangs (a database out of reach) counts as refused
+	// after a heartbeat period, so the expiry check above keeps running.
+	ctx, cancel := context.WithTimeout(ctx, e.heartbeatEvery())
+	defer cancel()
 	start := time.Now()
 	res, err := e.store.LeaseExtend(ctx, &store.LeaseExtendParams{Host: e.cfg.Host, TTL: e.cfg.LeaseTTL, Held: held})
 	e.metrics.observeWrite("lease_extend", time.Since(start))

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -297,4 +298,56 @@ func TestLeasesTwoHosts(t *testing.T) {
 		require.Less(t, time.Since(begin), 2*time.Second, "woken through the store's notification")
 		requireValue(t, codec.String("bob"), output(t, done))
 	})
+}
+
+// refusingStore is a SQLite store that says it is shared and refuses
+// lease renewals while refuse is set: a database out of reach.
+type refusingStore struct {
+	store.Store
+	refuse atomic.Bool
+}
+
+func (s *refusingStore) Shared() bool { return true }
+
+func (s *refusingStore) LeaseExtend(ctx context.Context, p *store.LeaseExtendParams) (*store.LeaseExtendResult, error) {
+	if s.refuse.Load() {
+		return nil, errors.New("database unreachable")
+	}
+	return s.Store.LeaseExtend(ctx, p)
+}
+
+// TestLeaseExpiryStopsCall: on a shared store, a call whose lease runs out
+// while the renewals fail is stopped, since another host may take the
+// task over; the takeover then applies the task's policy.
+func TestLeaseExpiryStopsCall(t *testing.T) {
+	t.Parallel()
+	const ttl = 300 * time.Millisecond
+	b := mustStore(t)
+	causes := make(chan error, 1)
+	b.exec.CallFunc = func(ctx context.Context, call *Call) (*CallResult, error) {
+		<-ctx.Done()
+		causes <- context.Cause(ctx)
+		return nil, context.Cause(ctx)
+	}
+	s := &refusingStore{Store: b.db}
+	cfg := b.engineConfig(t)
+	cfg.Store, cfg.Host, cfg.LeaseTTL = s, "host-a", ttl
+	e := mustOpen(t, cfg)
+	_, err := e.ModuleDeploy(t.Context(), "test", testWasm)
+	require.NoError(t, err)
+	task := mustCreate(t, e, TaskCreateParams{Function: "work", OnRestart: store.OnRestartFail})
+	mustStatus(t, e, task.ID, store.StatusRunning)
+	time.Sleep(ttl) // renewed a few times
+	select {
+	case c := <-causes:
+		t.Fatalf("the call stopped while its lease was renewed: %v", c)
+	default:
+	}
+	s.refuse.Store(true)
+	refusedAt := time.Now()
+	require.ErrorIs(t, waitCause(t, causes, 5*time.Second), errLeaseLost)
+	require.Less(t, time.Since(refusedAt), 2*ttl, "stopped once the lease ran out")
+	done := mustFinish(t, e, task.ID)
+	require.Equal(t, store.StatusFailed, done.Status)
+	require.Equal(t, store.CodeServerRestarted, done.Error.Code, "the takeover applies on_restart fail")
 }
