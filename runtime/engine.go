@@ -13,6 +13,7 @@ import (
 
 	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/runtime/internal/fair"
+	"github.com/weft-run/weft/runtime/internal/leases"
 	"github.com/weft-run/weft/runtime/journal"
 	"github.com/weft-run/weft/runtime/modules"
 	"github.com/weft-run/weft/store"
@@ -52,7 +53,7 @@ type Engine struct {
 	draining atomic.Bool
 	// leases are the leases of the runs in progress, which the heartbeat
 	// renews.
-	leases leaseTable
+	leases leases.Table
 	// hookRegister, set by tests only, runs in the worker just before it
 	// registers a call in running.
 	hookRegister func(taskID string)

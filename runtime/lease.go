@@ -3,9 +3,9 @@ package runtime
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
+	"github.com/weft-run/weft/runtime/internal/leases"
 	"github.com/weft-run/weft/store"
 )
 
@@ -25,159 +25,16 @@ const StaleKeysAfter = 10 * time.Minute
 // reclaimLimit caps the tasks one TaskReclaim takes over.
 const reclaimLimit = 100
 
-// leaseKey names one lease: a task and the token its claim gave.
-type leaseKey struct {
-	id    string
-	token int64
-}
-
-// heldLease is a lease this host holds for a run in progress.
-type heldLease struct {
-	// expires is when the lease runs out by this host's clock, counted
-	// from before the claim or renewal that set it, so never later than
-	// the store's.
-	expires time.Time
-	// cancel stops the run's call; nil until the call starts.
-	cancel context.CancelCauseFunc
-	// lost is set once the lease is known lost: the run writes nothing
-	// more.
-	lost bool
-	refs int
-}
-
-// leaseTable holds the leases of the runs in progress on this host, for
-// the heartbeat to renew. Runs register their lease (hold) and give it up
-// when they end (release).
-type leaseTable struct {
-	mu sync.Mutex
-	m  map[leaseKey]*heldLease
-}
-
-// hold registers the lease of t, when this host holds it, and returns its
-// key (the zero key for none). since is when the claim that gave it began.
-func (lt *leaseTable) hold(e *Engine, t *store.Task, since time.Time) leaseKey {
-	if t == nil || !t.Lease.Held() || t.Lease.Host != e.cfg.Host {
-		return leaseKey{}
-	}
-	k := leaseKey{t.ID, t.Lease.Token}
-	lt.mu.Lock()
-	defer lt.mu.Unlock()
-	if lt.m == nil {
-		lt.m = make(map[leaseKey]*heldLease)
-	}
-	h := lt.m[k]
-	if h == nil {
-		h = &heldLease{expires: since.Add(e.cfg.LeaseTTL)}
-		lt.m[k] = h
-	}
-	h.refs++
-	return k
-}
-
-// release gives up one registration of k.
-func (lt *leaseTable) release(k leaseKey) {
-	if k.id == "" {
-		return
-	}
-	lt.mu.Lock()
-	defer lt.mu.Unlock()
-	if h := lt.m[k]; h != nil {
-		if h.refs--; h.refs <= 0 {
-			delete(lt.m, k)
-		}
-	}
-}
-
-// setCancel records the function that stops the call of k, and returns
-// false when the lease is already lost (the call must not start).
-func (lt *leaseTable) setCancel(k leaseKey, cancel context.CancelCauseFunc) bool {
-	if k.id == "" {
-		return true
-	}
-	lt.mu.Lock()
-	defer lt.mu.Unlock()
-	h := lt.m[k]
-	if h == nil {
-		return true
-	}
-	h.cancel = cancel
-	return !h.lost
-}
-
-// lose marks k lost and stops its call; it reports whether k was not
-// marked before (the caller then logs it).
-func (lt *leaseTable) lose(k leaseKey) bool {
-	lt.mu.Lock()
-	h := lt.m[k]
-	if h == nil || h.lost {
-		lt.mu.Unlock()
-		return h == nil
-	}
-	h.lost = true
-	cancel := h.cancel
-	lt.mu.Unlock()
-	if cancel != nil {
-		cancel(errLeaseLost)
-	}
-	return true
-}
-
-// isLost reports whether k is known lost.
-func (lt *leaseTable) isLost(k leaseKey) bool {
-	if k.id == "" {
-		return false
-	}
-	lt.mu.Lock()
-	defer lt.mu.Unlock()
-	h := lt.m[k]
-	return h != nil && h.lost
-}
-
-// snapshot returns the leases to renew, and the ones whose expiry passed.
-func (lt *leaseTable) snapshot(now time.Time) (held []store.LeaseHeld, expired []leaseKey) {
-	lt.mu.Lock()
-	defer lt.mu.Unlock()
-	for k, h := range lt.m {
-		if h.lost {
-			continue
-		}
-		if !now.Before(h.expires) {
-			expired = append(expired, k)
-		}
-		held = append(held, store.LeaseHeld{TaskID: k.id, Token: k.token})
-	}
-	return held, expired
-}
-
-// renewed moves the expiry of the leases of held that were renewed to
-// since plus ttl.
-func (lt *leaseTable) renewed(held []store.LeaseHeld, lost []string, until time.Time) {
-	gone := make(map[string]bool, len(lost))
-	for _, id := range lost {
-		gone[id] = true
-	}
-	lt.mu.Lock()
-	defer lt.mu.Unlock()
-	for _, l := range held {
-		if gone[l.TaskID] {
-			continue
-		}
-		if h := lt.m[leaseKey{l.TaskID, l.Token}]; h != nil && until.After(h.expires) {
-			h.expires = until
-		}
-	}
-}
-
 // leaseLost handles a write of task id refused with store.ErrLeaseLost,
 // or a lease the heartbeat found lost: the call is stopped, nothing more
 // is written for the task, and one warning says so.
-func (e *Engine) leaseLost(k leaseKey, why string) {
-	if k.id == "" {
+func (e *Engine) leaseLost(k leases.Key, why string) {
+	if k.ID == "" {
 		return
 	}
-	if e.leases.lose(k) {
-		e.log.Warn("task lease lost; the call stops and writes nothing more", "task_id", k.id,
-			"token", k.token, "host", e.cfg.Host, "why", why)
+	if e.leases.Lose(k, errLeaseLost) {
+		e.log.Warn("task lease lost; the call stops and writes nothing more", "task_id", k.ID,
+			"token", k.Token, "host", e.cfg.Host, "why", why)
 	}
 }
 
@@ -232,7 +89,7 @@ func (e *Engine) heartbeat(ctx context.Context) {
 // renewLeases is one heartbeat.
 func (e *Engine) renewLeases(ctx context.Context) error {
 	now := time.Now()
-	held, expired := e.leases.snapshot(now)
+	held, expired := e.leases.Snapshot(now)
 	if e.store.Shared() {
 		for _, k := range expired {
 			e.leaseLost(k, "the lease ran out without a renewal")
@@ -251,14 +108,14 @@ func (e *Engine) renewLeases(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	e.leases.renewed(held, res.Lost, start.Add(e.cfg.LeaseTTL))
+	e.leases.Renewed(held, res.Lost, start.Add(e.cfg.LeaseTTL))
 	lost := make(map[string]bool, len(res.Lost))
 	for _, id := range res.Lost {
 		lost[id] = true
 	}
 	for _, l := range held {
 		if lost[l.TaskID] {
-			e.leaseLost(leaseKey{l.TaskID, l.Token}, "the store no longer holds it for this host")
+			e.leaseLost(leases.Key{ID: l.TaskID, Token: l.Token}, "the store no longer holds it for this host")
 		}
 	}
 	for _, id := range res.Cancelling {

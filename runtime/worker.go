@@ -11,6 +11,7 @@ import (
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/runtime/internal/callrec"
+	"github.com/weft-run/weft/runtime/internal/leases"
 	"github.com/weft-run/weft/store"
 )
 
@@ -50,7 +51,7 @@ type worker struct {
 	// lease is the lease of the task in progress this host holds (the zero
 	// key for none), and token its fencing token, passed on every write
 	// for the task (0 when the task holds no lease).
-	lease leaseKey
+	lease leases.Key
 	token int64
 	// callCancel stops the call in progress.
 	callCancel context.CancelCauseFunc
@@ -63,18 +64,18 @@ func (w *worker) hold(t *store.Task) {
 	if t.Lease.Held() {
 		token = t.Lease.Token
 	}
-	if w.lease.id == t.ID && w.lease.token == token {
+	if w.lease.ID == t.ID && w.lease.Token == token {
 		w.token = token
 		return
 	}
 	w.releaseLease()
-	w.lease, w.token = w.e.leases.hold(w.e, t, time.Now()), token
+	w.lease, w.token = w.e.leases.Hold(t, w.e.cfg.Host, w.e.cfg.LeaseTTL, time.Now()), token
 }
 
 // releaseLease gives up the lease registration of the run in progress.
 func (w *worker) releaseLease() {
-	w.e.leases.release(w.lease)
-	w.lease, w.token = leaseKey{}, 0
+	w.e.leases.Release(w.lease)
+	w.lease, w.token = leases.Key{}, 0
 }
 
 // fenced reports whether err says the lease of task id (token) is lost,
@@ -83,8 +84,8 @@ func (w *worker) fenced(id string, token int64, err error) bool {
 	if !errors.Is(err, store.ErrLeaseLost) {
 		return false
 	}
-	k := leaseKey{id, token}
-	if id == w.lease.id && token == w.lease.token {
+	k := leases.Key{ID: id, Token: token}
+	if id == w.lease.ID && token == w.lease.Token {
 		k = w.lease
 	}
 	w.e.leaseLost(k, "a write for the task was refused: "+err.Error())
@@ -92,7 +93,7 @@ func (w *worker) fenced(id string, token int64, err error) bool {
 }
 
 // leaseGone reports whether the run in progress lost its lease.
-func (w *worker) leaseGone() bool { return w.e.leases.isLost(w.lease) }
+func (w *worker) leaseGone() bool { return w.e.leases.IsLost(w.lease) }
 
 // worker is the loop of one worker goroutine.
 func (e *Engine) worker() {
@@ -159,7 +160,7 @@ func (w *worker) run(it workItem) {
 	callCtx, cancel := context.WithCancelCause(e.runCtx)
 	defer cancel(nil)
 	w.callCancel = cancel
-	if !e.leases.setCancel(w.lease, cancel) {
+	if !e.leases.SetCancel(w.lease, cancel) {
 		return // the lease was lost while the task loaded
 	}
 	// Register before the move to running: a cancel that commits after the
@@ -196,7 +197,7 @@ func (w *worker) run(it workItem) {
 	}
 	w.task = t
 	w.hold(t)
-	if !e.leases.setCancel(w.lease, cancel) {
+	if !e.leases.SetCancel(w.lease, cancel) {
 		return
 	}
 
@@ -542,13 +543,13 @@ func (w *worker) saveCheckpoint(ctx context.Context, frame []byte) error {
 // they wait for a worker, until the worker holds them.
 func (e *Engine) resume(ctx context.Context, tasks []*store.Task) {
 	defer e.wg.Done()
-	keys := make([]leaseKey, len(tasks))
+	keys := make([]leases.Key, len(tasks))
 	for i, t := range tasks {
-		keys[i] = e.leases.hold(e, t, time.Now())
+		keys[i] = e.leases.Hold(t, e.cfg.Host, e.cfg.LeaseTTL, time.Now())
 	}
 	defer func() {
 		for _, k := range keys {
-			e.leases.release(k)
+			e.leases.Release(k)
 		}
 	}()
 	for _, t := range tasks {

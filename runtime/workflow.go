@@ -94,7 +94,7 @@ func (w *worker) runWorkflow(ctx, callCtx context.Context, t *store.Task, deadli
 		}
 		t, f = next, nil
 		w.hold(t)
-		if !w.e.leases.setCancel(w.lease, w.callCancel) {
+		if !w.e.leases.SetCancel(w.lease, w.callCancel) {
 			return
 		}
 	}
