@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/weft-run/weft/runtime/fault"
+	"github.com/weft-run/weft/runtime/internal/retry"
 	"github.com/weft-run/weft/runtime/modules"
 	"github.com/weft-run/weft/store"
 )
@@ -249,7 +250,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.DefaultRetry == nil {
 		r := DefaultActivityRetry
 		c.DefaultRetry = &r
-	} else if err := checkRetry(c.DefaultRetry); err != nil {
+	} else if err := retry.Check(c.DefaultRetry); err != nil {
 		return c, errors.New("runtime: Config.DefaultRetry: " + fault.Message(err))
 	}
 	var err error

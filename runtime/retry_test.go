@@ -11,76 +11,9 @@ import (
 
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/runtime/fault"
+	"github.com/weft-run/weft/runtime/internal/retry"
 	"github.com/weft-run/weft/store"
 )
-
-func TestBackoff(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name    string
-		policy  store.RetryPolicy
-		attempt int
-		want    time.Duration // before jitter
-	}{
-		{name: "first retry waits the initial interval", policy: store.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2}, attempt: 1, want: time.Second},
-		{name: "exponential", policy: store.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2}, attempt: 4, want: 8 * time.Second},
-		{name: "coefficient 1 is constant", policy: store.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 1}, attempt: 9, want: time.Second},
-		{name: "capped", policy: store.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 3, MaximumInterval: 5 * time.Second}, attempt: 6, want: 5 * time.Second},
-		{name: "defaults", policy: store.RetryPolicy{}, attempt: 2, want: 2 * time.Second},
-		{name: "default cap is 100 times the initial interval", policy: store.RetryPolicy{InitialInterval: time.Millisecond}, attempt: 30, want: 100 * time.Millisecond},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			ceiling := tc.policy.MaximumInterval
-			if ceiling == 0 {
-				ceiling = time.Hour
-			}
-			lo := time.Duration(float64(tc.want) * (1 - retryJitter))
-			hi := min(time.Duration(float64(tc.want)*(1+retryJitter)), max(ceiling, tc.want))
-			if tc.name == "default cap is 100 times the initial interval" {
-				hi = tc.want
-			}
-			seen := map[time.Duration]bool{}
-			for range 200 {
-				d := backoff(tc.policy, tc.attempt)
-				require.GreaterOrEqual(t, d, lo)
-				require.LessOrEqual(t, d, hi)
-				seen[d] = true
-			}
-			require.Greater(t, len(seen), 1, "backoff has jitter")
-		})
-	}
-}
-
-func TestNextAttempt(t *testing.T) {
-	t.Parallel()
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	p := store.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: 3}
-	tests := []struct {
-		name     string
-		policy   store.RetryPolicy
-		attempt  int
-		deadline time.Time
-		ok       bool
-	}{
-		{name: "zero policy is one attempt", policy: store.RetryPolicy{}, attempt: 1, ok: false},
-		{name: "attempts left", policy: p, attempt: 2, ok: true},
-		{name: "attempts used up", policy: p, attempt: 3, ok: false},
-		{name: "deadline far", policy: p, attempt: 1, deadline: now.Add(time.Hour), ok: true},
-		{name: "next attempt past deadline", policy: p, attempt: 1, deadline: now.Add(500 * time.Millisecond), ok: false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			at, ok := nextAttempt(tc.policy, tc.attempt, now, tc.deadline)
-			require.Equal(t, tc.ok, ok)
-			if ok {
-				require.True(t, at.After(now))
-			}
-		})
-	}
-}
 
 func TestRetry(t *testing.T) {
 	t.Parallel()
@@ -132,7 +65,7 @@ func TestRetry(t *testing.T) {
 			// The retry was scheduled by the backoff (20 ms, then 40 ms, each
 			// −20% jitter) after the failed attempt started, and the next
 			// attempt waited for it (event times are milliseconds).
-			wait := time.Duration(float64(20*time.Millisecond<<i) * (1 - retryJitter))
+			wait := time.Duration(float64(20*time.Millisecond<<i) * (1 - retry.Jitter))
 			require.GreaterOrEqual(t, af.RetryAt.Sub(claimedAt[i]), wait, "attempt %d", i+2)
 			require.False(t, claimedAt[i+1].Before(af.RetryAt.Truncate(time.Millisecond)), "attempt %d started early", i+2)
 			require.False(t, failedAt[i].After(claimedAt[i+1]))
@@ -361,28 +294,4 @@ func TestTotalTimeout(t *testing.T) {
 		_, err = e.TaskCancel(t.Context(), b.admin, task.ID)
 		require.NoError(t, err)
 	})
-}
-
-func TestRetryableCodes(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		code fault.Code
-		want bool
-	}{
-		{fault.Trap, true},
-		{fault.Timeout, true},
-		{fault.MemoryLimit, true},
-		{fault.Internal, true},
-		{fault.FunctionNotFound, false},
-		{fault.ModuleNotFound, false},
-		{fault.ModuleInvalid, false},
-		{fault.Code("invalid_payload_framing"), false},
-		{fault.Cancelled, false},
-		{fault.Code("exited"), true},
-	}
-	for _, tc := range tests {
-		t.Run(string(tc.code), func(t *testing.T) {
-			require.Equal(t, tc.want, retryableCode(tc.code))
-		})
-	}
 }

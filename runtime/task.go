@@ -10,6 +10,7 @@ import (
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/runtime/internal/fair"
+	"github.com/weft-run/weft/runtime/internal/retry"
 	"github.com/weft-run/weft/runtime/journal"
 	"github.com/weft-run/weft/store"
 )
@@ -148,12 +149,12 @@ func (e *Engine) taskInsertParams(ctx context.Context, p *TaskCreateParams) (*st
 	if err := e.checkMemoryLimit(p); err != nil {
 		return nil, err
 	}
-	var retry store.RetryPolicy
+	var policy store.RetryPolicy
 	if p.Retry != nil {
-		if err := checkRetry(p.Retry); err != nil {
+		if err := retry.Check(p.Retry); err != nil {
 			return nil, err
 		}
-		retry = *p.Retry
+		policy = *p.Retry
 	}
 	input, err := inputPayload(p.Input)
 	if err != nil {
@@ -171,8 +172,8 @@ func (e *Engine) taskInsertParams(ctx context.Context, p *TaskCreateParams) (*st
 		onRestart = defaultOnRestart(kind)
 	}
 	if p.Retry == nil && kind == store.KindActivity {
-		retry = *e.cfg.DefaultRetry
-		retry.NonRetryableErrorTypes = slices.Clone(retry.NonRetryableErrorTypes)
+		policy = *e.cfg.DefaultRetry
+		policy.NonRetryableErrorTypes = slices.Clone(policy.NonRetryableErrorTypes)
 	}
 	return &store.TaskInsertParams{
 		Module:        m.Name,
@@ -183,7 +184,7 @@ func (e *Engine) taskInsertParams(ctx context.Context, p *TaskCreateParams) (*st
 		OnRestart:     onRestart,
 		Timeout:       time.Duration(p.TimeoutMS) * time.Millisecond,
 		MemoryLimit:   p.MemoryLimitBytes,
-		Retry:         retry,
+		Retry:         policy,
 		OwnerClientID: p.ClientID,
 	}, nil
 }

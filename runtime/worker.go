@@ -12,6 +12,7 @@ import (
 	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/runtime/internal/callrec"
 	"github.com/weft-run/weft/runtime/internal/leases"
+	"github.com/weft-run/weft/runtime/internal/retry"
 	"github.com/weft-run/weft/store"
 )
 
@@ -152,7 +153,7 @@ func (w *worker) run(it workItem) {
 	if e.runCtx.Err() != nil {
 		return // shutdown: a claimed task stays loading, for start-up recovery
 	}
-	deadline := totalDeadline(it.task)
+	deadline := retry.TotalDeadline(it.task)
 	if !w.load(ctx, it, deadline) {
 		return
 	}
@@ -347,7 +348,7 @@ func (w *worker) settle(ctx, callCtx context.Context, t *store.Task, deadline ti
 	}
 	te, retryable := w.classify(callCtx, res, err)
 	if retryable {
-		if at, ok := nextAttempt(t.Retry, t.Attempt, w.e.now(), deadline); ok {
+		if at, ok := retry.Next(t.Retry, t.Attempt, w.e.now(), deadline); ok {
 			w.retry(ctx, t, te, at)
 			return
 		}
@@ -367,7 +368,7 @@ func (w *worker) classify(callCtx context.Context, res *CallResult, err error) (
 		if len(pe.Details) > 0 {
 			te.Details = store.Payload{Codec: codec.CodecAvro, Data: append([]byte(nil), pe.Details...)}
 		}
-		return te, !pe.NonRetryable && !nonRetryableType(t.Retry, pe.Type)
+		return te, !pe.NonRetryable && !retry.NonRetryableType(t.Retry, pe.Type)
 	}
 	if err == nil {
 		err = errors.New("executor returned no result")
@@ -384,7 +385,7 @@ func (w *worker) classify(callCtx context.Context, res *CallResult, err error) (
 		w.e.log.Error("plugin call", "task_id", t.ID, "module", t.Module, "function", t.Function, "error", err)
 	}
 	te := &store.TaskError{Code: string(code), Type: string(code), Message: msg}
-	return te, retryableCode(code) && !nonRetryableType(t.Retry, string(code))
+	return te, retry.RetryableCode(code) && !retry.NonRetryableType(t.Retry, string(code))
 }
 
 // retry moves the task back to queued until at, with an attempt_failed

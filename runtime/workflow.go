@@ -7,6 +7,7 @@ import (
 
 	"github.com/weft-run/weft/codec"
 	"github.com/weft-run/weft/runtime/fault"
+	"github.com/weft-run/weft/runtime/internal/retry"
 	"github.com/weft-run/weft/runtime/journal"
 	"github.com/weft-run/weft/store"
 )
@@ -140,7 +141,7 @@ func (w *worker) workflowFailed(ctx context.Context, t *store.Task, nd *journal.
 func (w *worker) workflowError(ctx, callCtx context.Context, t *store.Task, deadline time.Time, res *CallResult, r *journal.Replay, logs []store.EventDraft) {
 	te, retryable := w.classify(callCtx, res, nil)
 	if retryable {
-		if at, ok := nextAttempt(t.Retry, t.Attempt, w.e.now(), deadline); ok {
+		if at, ok := retry.Next(t.Retry, t.Attempt, w.e.now(), deadline); ok {
 			w.retry(ctx, t, te, at)
 			return
 		}
