@@ -13,6 +13,7 @@ import (
 
 	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/runtime/internal/retry"
+	"github.com/weft-run/weft/runtime/metrics"
 	"github.com/weft-run/weft/runtime/modules"
 	"github.com/weft-run/weft/store"
 )
@@ -32,9 +33,9 @@ type Config struct {
 	// Logger receives the engine's logs, named "runtime". Defaults to a null
 	// logger.
 	Logger hclog.Logger
-	// Metrics receives the engine's measurements; see NewMetrics. Defaults to
+	// Metrics receives the engine's measurements; see metrics.New. Defaults to
 	// nil (no metrics).
-	Metrics *Metrics
+	Metrics *metrics.Metrics
 
 	// Workers is the number of tasks run at once. Tasks mostly wait on
 	// durable commits, and more tasks in flight mean more writes per group

@@ -15,6 +15,7 @@ import (
 	"github.com/weft-run/weft/runtime/internal/fair"
 	"github.com/weft-run/weft/runtime/internal/leases"
 	"github.com/weft-run/weft/runtime/journal"
+	"github.com/weft-run/weft/runtime/metrics"
 	"github.com/weft-run/weft/runtime/modules"
 	"github.com/weft-run/weft/store"
 )
@@ -29,7 +30,7 @@ type Engine struct {
 	log     hclog.Logger
 	store   store.Store
 	exec    Executor
-	metrics *Metrics
+	metrics *metrics.Metrics
 
 	mu      sync.Mutex // guards state
 	state   engineState
@@ -99,8 +100,7 @@ func New(cfg Config) (*Engine, error) {
 	e.adm = fair.New(fair.Config{Workers: cfg.Workers, ClientWorkers: cfg.ClientWorkers, MemoryBudget: cfg.MemoryBudget, DefaultMemoryLimit: cfg.DefaultMemoryLimit, Notify: e.sched.notify})
 	e.healer = newHealer(e)
 	if e.metrics != nil {
-		e.metrics.attach(e.store)
-		e.metrics.healer.Store(e.healer)
+		e.metrics.Attach(e.store, e.healer.state)
 	}
 	return e, nil
 }

@@ -57,7 +57,7 @@ func (f *finishWatch) done(id string) {
 // taskFinished records a task that reached its terminal status: in the
 // metrics, and for the waiters of TaskRun.
 func (e *Engine) taskFinished(t *store.Task) {
-	e.metrics.observeFinished(t)
+	e.metrics.ObserveFinished(t)
 	e.finished.done(t.ID)
 	if t.Kind == store.KindWorkflow {
 		e.signals.Drop(t.ID)

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/weft-run/weft/store"
 )
 
@@ -284,7 +282,7 @@ func (e *Engine) heal(ctx context.Context, it *healItem) error {
 	} else {
 		t, err = e.store.TaskTransition(ctx, p)
 	}
-	e.metrics.observeWrite("task_transition", time.Since(start))
+	e.metrics.ObserveWrite("task_transition", time.Since(start))
 	if errors.Is(err, store.ErrConflict) {
 		if t != nil && t.Status == store.StatusCancelling && p.To != store.StatusCancelled {
 			np := &store.TaskTransitionParams{ID: p.ID, From: []store.Status{store.StatusCancelling}, To: store.StatusCancelled}
@@ -345,34 +343,15 @@ func (e *Engine) rerunWorkflow(ctx context.Context, id string) error {
 	return nil
 }
 
+// state reports how many refused writes wait to be written again and how
+// many were left to start-up recovery, for the metrics.
+func (h *healer) state() (waiting, left int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.items), h.left
+}
+
 // StoreError reports why the store keeps the engine from being ready: it
 // refused task writes that now wait to be written again, or refused the
 // last claim. It returns nil when the store takes writes.
 func (e *Engine) StoreError() error { return e.healer.storeError() }
-
-var (
-	retryWaitingDesc = prometheus.NewDesc("weft_store_retry_tasks",
-		"Task writes the store refused that wait in memory to be written again.", nil, nil)
-	retryLeftDesc = prometheus.NewDesc("weft_store_retry_left_total",
-		"Task writes the store refused that did not fit the retry queue and were left to start-up recovery.", nil, nil)
-)
-
-// healCollector reports the healer's queue at scrape time.
-type healCollector struct{ m *Metrics }
-
-func (c healCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- retryWaitingDesc
-	ch <- retryLeftDesc
-}
-
-func (c healCollector) Collect(ch chan<- prometheus.Metric) {
-	h := c.m.healer.Load()
-	if h == nil {
-		return
-	}
-	h.mu.Lock()
-	waiting, left := len(h.items), h.left
-	h.mu.Unlock()
-	ch <- prometheus.MustNewConstMetric(retryWaitingDesc, prometheus.GaugeValue, float64(waiting))
-	ch <- prometheus.MustNewConstMetric(retryLeftDesc, prometheus.CounterValue, float64(left))
-}

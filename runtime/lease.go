@@ -104,7 +104,7 @@ func (e *Engine) renewLeases(ctx context.Context) error {
 	defer cancel()
 	start := time.Now()
 	res, err := e.store.LeaseExtend(ctx, &store.LeaseExtendParams{Host: e.cfg.Host, TTL: e.cfg.LeaseTTL, Held: held})
-	e.metrics.observeWrite("lease_extend", time.Since(start))
+	e.metrics.ObserveWrite("lease_extend", time.Since(start))
 	if err != nil {
 		return err
 	}
@@ -168,7 +168,7 @@ func (e *Engine) reclaim(ctx context.Context, restart bool) ([]*store.Task, erro
 			Host: e.cfg.Host, LeaseTTL: e.cfg.LeaseTTL, Limit: reclaimLimit, StaleKeysAfter: StaleKeysAfter,
 			Restart: restart,
 		})
-		e.metrics.observeWrite("task_reclaim", time.Since(start))
+		e.metrics.ObserveWrite("task_reclaim", time.Since(start))
 		if err != nil {
 			return resumed, err
 		}

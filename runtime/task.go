@@ -266,7 +266,7 @@ func (e *Engine) taskInsert(ctx context.Context, ip *store.TaskInsertParams) (*s
 	}
 	start, mark := time.Now(), e.running.mark()
 	t, err := e.store.TaskInsert(ctx, ip)
-	e.metrics.observeWrite("task_insert", time.Since(start))
+	e.metrics.ObserveWrite("task_insert", time.Since(start))
 	if err != nil {
 		if ip.Start {
 			e.adm.Release(tk)
@@ -480,7 +480,7 @@ func (e *Engine) TaskCancel(ctx context.Context, who Caller, id string) (*store.
 	}
 	start := time.Now()
 	t, changed, err := e.store.TaskCancel(ctx, id)
-	e.metrics.observeWrite("task_cancel", time.Since(start))
+	e.metrics.ObserveWrite("task_cancel", time.Since(start))
 	if err != nil {
 		return nil, fault.Wrap("cancel task", err)
 	}

@@ -67,7 +67,7 @@ func (e *Engine) claim(ctx context.Context, n int) ([]workItem, error) {
 		res, err := e.store.WorkflowClaim(ctx, &store.WorkflowClaimParams{
 			Limit: n, Now: now, Gate: gate, Host: e.cfg.Host, LeaseTTL: e.cfg.LeaseTTL,
 		})
-		e.metrics.observeWrite("workflow_claim", time.Since(start))
+		e.metrics.ObserveWrite("workflow_claim", time.Since(start))
 		if err != nil {
 			gate.Abort()
 			e.wf.markDue()
@@ -92,7 +92,7 @@ func (e *Engine) claim(ctx context.Context, n int) ([]workItem, error) {
 	tasks, err := e.store.TaskClaim(ctx, &store.TaskClaimParams{
 		Limit: n - len(items), Now: now, Gate: gate, Host: e.cfg.Host, LeaseTTL: e.cfg.LeaseTTL,
 	})
-	e.metrics.observeWrite("task_claim", time.Since(start))
+	e.metrics.ObserveWrite("task_claim", time.Since(start))
 	e.healer.claimed(err)
 	if err != nil {
 		gate.Abort()

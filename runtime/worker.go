@@ -312,7 +312,7 @@ func (w *worker) invoke(ctx context.Context, t *store.Task, timeout time.Duratio
 	w.call.MemoryLimit = t.MemoryLimit
 	start := time.Now()
 	res, err := w.e.exec.Call(ctx, &w.call)
-	w.e.metrics.observeCall(t.Module, time.Since(start), err == nil && res != nil && res.Error == nil)
+	w.e.metrics.ObserveCall(t.Module, time.Since(start), err == nil && res != nil && res.Error == nil)
 	w.call.Input, w.call.Checkpoint = nil, nil
 	return res, err
 }
@@ -490,7 +490,7 @@ func (w *worker) transition(ctx context.Context, p *store.TaskTransitionParams) 
 	}
 	start := time.Now()
 	t, err := w.e.store.TaskTransition(ctx, p)
-	w.e.metrics.observeWrite("task_transition", time.Since(start))
+	w.e.metrics.ObserveWrite("task_transition", time.Since(start))
 	return t, err
 }
 

@@ -263,7 +263,7 @@ func (w *worker) commitRun(ctx context.Context, f *foldedEnd, p *store.WorkflowC
 	p.Lease, p.Host, p.LeaseTTL = w.token, w.e.cfg.Host, w.e.cfg.LeaseTTL
 	start := time.Now()
 	res, err := w.e.store.WorkflowCommit(ctx, p)
-	w.e.metrics.observeWrite("workflow_commit", time.Since(start))
+	w.e.metrics.ObserveWrite("workflow_commit", time.Since(start))
 	if err == nil && res.Ended != nil {
 		w.e.taskFinished(res.Ended)
 	}
@@ -297,7 +297,7 @@ func (e *Engine) childOutcome(child *store.Task, p *store.TaskTransitionParams) 
 func (w *worker) childEnd(ctx context.Context, p *store.TaskTransitionParams) (*store.Task, error) {
 	start := time.Now()
 	res, err := w.e.store.WorkflowChildEnd(ctx, p)
-	w.e.metrics.observeWrite("task_transition", time.Since(start))
+	w.e.metrics.ObserveWrite("task_transition", time.Since(start))
 	if res == nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/weft-run/weft/runtime"
 	"github.com/weft-run/weft/runtime/access"
 	"github.com/weft-run/weft/runtime/fault"
+	"github.com/weft-run/weft/runtime/metrics"
 	"github.com/weft-run/weft/store/blob"
 	"github.com/weft-run/weft/store/sqlite"
 )
@@ -114,10 +115,10 @@ func setup(t *testing.T, cfg Config) *testBundle {
 	exec := &fakeExecutor{CompileFunc: compileFake, CallFunc: b.call}
 	files, err := blob.New(blob.Config{Dir: dir})
 	require.NoError(t, err)
-	metrics, err := runtime.NewMetrics(b.reg)
+	mx, err := metrics.New(b.reg)
 	require.NoError(t, err)
 	eng, err := runtime.New(runtime.Config{
-		Store: db, Executor: exec, Modules: files, Logger: logger, Metrics: metrics,
+		Store: db, Executor: exec, Modules: files, Logger: logger, Metrics: mx,
 		Workers: 4,
 	})
 	require.NoError(t, err)

@@ -21,6 +21,7 @@ import (
 	"github.com/weft-run/weft/runtime"
 	"github.com/weft-run/weft/runtime/access"
 	"github.com/weft-run/weft/runtime/httpapi"
+	"github.com/weft-run/weft/runtime/metrics"
 	"github.com/weft-run/weft/runtime/preflight"
 	"github.com/weft-run/weft/store"
 	"github.com/weft-run/weft/store/blob"
@@ -119,11 +120,11 @@ func (m *Main) open(ctx context.Context) error {
 	}
 
 	reg := prometheus.NewRegistry()
-	metrics, err := runtime.NewMetrics(reg)
+	mx, err := metrics.New(reg)
 	if err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}
-	db, err := openStore(ctx, cfg, logger, metrics)
+	db, err := openStore(ctx, cfg, logger, mx)
 	if err != nil {
 		return err
 	}
@@ -164,7 +165,7 @@ func (m *Main) open(ctx context.Context) error {
 		Executor:  Executor(h),
 		Modules:   files,
 		Logger:    logger,
-		Metrics:   metrics,
+		Metrics:   mx,
 		Workers:   cfg.Workers,
 		Retention: cfg.Retention,
 		DefaultRetry: &store.RetryPolicy{
@@ -355,7 +356,7 @@ type Store interface {
 
 // openStore opens the store of cfg: the PostgreSQL database cfg.Store
 // names, or SQLite under cfg.DataDir.
-func openStore(ctx context.Context, cfg Config, logger hclog.Logger, metrics *runtime.Metrics) (Store, error) {
+func openStore(ctx context.Context, cfg Config, logger hclog.Logger, mx *metrics.Metrics) (Store, error) {
 	if cfg.Store != "" {
 		db, err := postgres.Open(ctx, cfg.Store, postgres.Options{Logger: logger})
 		if err != nil {
@@ -367,7 +368,7 @@ func openStore(ctx context.Context, cfg Config, logger hclog.Logger, metrics *ru
 		Path:          filepath.Join(cfg.DataDir, sqlite.FileName),
 		Synchronous:   cfg.Synchronous,
 		Logger:        logger,
-		ObserveCommit: metrics.ObserveStoreCommit,
+		ObserveCommit: mx.ObserveStoreCommit,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)

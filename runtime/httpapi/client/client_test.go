@@ -21,6 +21,7 @@ import (
 	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/runtime/httpapi"
 	"github.com/weft-run/weft/runtime/httpapi/client"
+	"github.com/weft-run/weft/runtime/metrics"
 	"github.com/weft-run/weft/store/blob"
 	"github.com/weft-run/weft/store/sqlite"
 )
@@ -83,9 +84,9 @@ func serve(t *testing.T) (url, admin string) {
 	files, err := blob.New(blob.Config{Dir: dir})
 	require.NoError(t, err)
 	reg := prometheus.NewRegistry()
-	metrics, err := runtime.NewMetrics(reg)
+	mx, err := metrics.New(reg)
 	require.NoError(t, err)
-	eng, err := runtime.New(runtime.Config{Store: db, Executor: &fakeExecutor{}, Modules: files, Logger: logger, Metrics: metrics, Workers: 4})
+	eng, err := runtime.New(runtime.Config{Store: db, Executor: &fakeExecutor{}, Modules: files, Logger: logger, Metrics: mx, Workers: 4})
 	require.NoError(t, err)
 	acc, err := access.New(access.Config{Store: db, Logger: logger})
 	require.NoError(t, err)

@@ -8,13 +8,14 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/weft-run/weft/runtime/metrics"
 	"github.com/weft-run/weft/store"
 )
 
 func TestMetrics(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
-	m, err := NewMetrics(reg)
+	m, err := metrics.New(reg)
 	require.NoError(t, err)
 	e, _ := setup(t, echo, func(c *Config) { c.Metrics = m })
 	for range 3 {
@@ -54,6 +55,6 @@ func TestMetrics(t *testing.T) {
 	require.EqualValues(t, 7, byName["weft_store_commit_jobs"].GetMetric()[0].GetHistogram().GetSampleSum())
 	require.NotEmpty(t, byName["weft_store_write_duration_seconds"].GetMetric())
 
-	_, err = NewMetrics(reg)
+	_, err = metrics.New(reg)
 	require.Error(t, err, "registering twice fails")
 }

@@ -1,4 +1,4 @@
-package runtime
+package metrics
 
 import (
 	"context"
@@ -11,10 +11,11 @@ import (
 )
 
 // Metrics holds the engine's Prometheus collectors: tasks by status, queue
-// depth, task duration, plugin call latency, store write latency, and the
+// depth, task duration, plugin call latency, store write latency, the
 // store's group-commit latency when the store reports it (see
-// ObserveStoreCommit). Create it with NewMetrics before the store, so the
-// store's commit hook can point at it, and pass it in Config.Metrics. A nil
+// ObserveStoreCommit), and the writes the store refused that wait to be
+// written again. Create it with New before the store, so the store's commit
+// hook can point at it, and pass it in runtime.Config.Metrics. A nil
 // *Metrics records nothing. Its methods are safe for concurrent use.
 type Metrics struct {
 	taskDuration  *prometheus.HistogramVec
@@ -24,7 +25,7 @@ type Metrics struct {
 	commitLatency prometheus.Histogram
 	commitJobs    prometheus.Histogram
 	store         atomic.Pointer[storeRef]
-	healer        atomic.Pointer[healer]
+	heal          atomic.Pointer[HealState]
 }
 
 type storeRef struct{ s store.Store }
@@ -32,9 +33,13 @@ type storeRef struct{ s store.Store }
 // latencyBuckets span 100 µs to about 13 s.
 var latencyBuckets = prometheus.ExponentialBuckets(0.0001, 2, 18)
 
-// NewMetrics creates the collectors and registers them with reg. It returns
-// the registration error, such as a duplicate registration.
-func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+// HealState reports the engine's queue of refused writes: how many wait to
+// be written again, and how many were left to start-up recovery.
+type HealState func() (waiting, left int)
+
+// New creates the collectors and registers them with reg. It returns the
+// registration error, such as a duplicate registration.
+func New(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		taskDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "weft_task_duration_seconds", Help: "Time from task creation to its terminal status, by terminal status.",
@@ -83,13 +88,18 @@ func (m *Metrics) ObserveStoreCommit(jobs int, d time.Duration) {
 	m.commitJobs.Observe(float64(jobs))
 }
 
-func (m *Metrics) attach(s store.Store) {
+// Attach points the scrape-time collectors at the engine's store and its
+// queue of refused writes.
+func (m *Metrics) Attach(s store.Store, heal HealState) {
 	if m != nil {
 		m.store.Store(&storeRef{s})
+		m.heal.Store(&heal)
 	}
 }
 
-func (m *Metrics) observeCall(module string, d time.Duration, ok bool) {
+// ObserveCall records one plugin call of module: its latency and whether
+// it succeeded.
+func (m *Metrics) ObserveCall(module string, d time.Duration, ok bool) {
 	if m == nil {
 		return
 	}
@@ -100,15 +110,16 @@ func (m *Metrics) observeCall(module string, d time.Duration, ok bool) {
 	m.callDuration.WithLabelValues(module, outcome).Observe(d.Seconds())
 }
 
-func (m *Metrics) observeWrite(op string, d time.Duration) {
+// ObserveWrite records one store write of the engine, by operation.
+func (m *Metrics) ObserveWrite(op string, d time.Duration) {
 	if m == nil {
 		return
 	}
 	m.writeDuration.WithLabelValues(op).Observe(d.Seconds())
 }
 
-// observeFinished records a task that reached its terminal status.
-func (m *Metrics) observeFinished(t *store.Task) {
+// ObserveFinished records a task that reached its terminal status.
+func (m *Metrics) ObserveFinished(t *store.Task) {
 	if m == nil || t == nil || !t.Status.IsTerminal() {
 		return
 	}
@@ -147,4 +158,29 @@ func (c statusCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(tasksDesc, prometheus.GaugeValue, float64(counts[s]), string(s))
 	}
 	ch <- prometheus.MustNewConstMetric(queueDesc, prometheus.GaugeValue, float64(counts[store.StatusQueued]))
+}
+
+var (
+	retryWaitingDesc = prometheus.NewDesc("weft_store_retry_tasks",
+		"Task writes the store refused that wait in memory to be written again.", nil, nil)
+	retryLeftDesc = prometheus.NewDesc("weft_store_retry_left_total",
+		"Task writes the store refused that did not fit the retry queue and were left to start-up recovery.", nil, nil)
+)
+
+// healCollector reports the healer's queue at scrape time.
+type healCollector struct{ m *Metrics }
+
+func (c healCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- retryWaitingDesc
+	ch <- retryLeftDesc
+}
+
+func (c healCollector) Collect(ch chan<- prometheus.Metric) {
+	h := c.m.heal.Load()
+	if h == nil {
+		return
+	}
+	waiting, left := (*h)()
+	ch <- prometheus.MustNewConstMetric(retryWaitingDesc, prometheus.GaugeValue, float64(waiting))
+	ch <- prometheus.MustNewConstMetric(retryLeftDesc, prometheus.CounterValue, float64(left))
 }
