@@ -94,6 +94,10 @@ func TestDependencyDirection(t *testing.T) {
 			forbid(pkg, deps, "a leaf imports the standard library only", func(d string) bool { return !isStd(d) })
 		case rel(pkg) == "store":
 			forbid(pkg, deps, "the store contract imports nothing of the module", func(d string) bool { return strings.HasPrefix(d, modulePath) })
+		case under(pkg, "store/internal"):
+			forbid(pkg, deps, "the backends' shared helpers import the store contract and the standard library only", func(d string) bool {
+				return !isStd(d) && rel(d) != "store"
+			})
 		case rel(pkg) == "runtime/fault":
 			forbid(pkg, deps, "the error codes import codec and the store contract only", func(d string) bool {
 				return strings.HasPrefix(d, modulePath) && rel(d) != "codec" && rel(d) != "store"

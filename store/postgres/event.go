@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/internal/backend"
 )
 
 var emptyObject = json.RawMessage("{}")
@@ -66,7 +67,7 @@ func (t *tx) appendEvents(taskID string, ds []store.EventDraft, n time.Time, wak
 			pr.UpdatedAt = n
 			task.Progress = &pr
 			t.laterOne("UPDATE tasks SET last_seq = $1, updated_at = $2, not_before = $3, progress = $4 WHERE id = $5 AND last_seq = $6",
-				task.LastSeq, n, task.NotBefore, marshalProgress(&pr), taskID, prev)
+				task.LastSeq, n, task.NotBefore, backend.MarshalProgress(&pr), taskID, prev)
 		} else {
 			t.laterOne("UPDATE tasks SET last_seq = $1, updated_at = $2, not_before = $3 WHERE id = $4 AND last_seq = $5",
 				task.LastSeq, n, task.NotBefore, taskID, prev)

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/internal/backend"
 )
 
 // TaskInsert implements store.Store.
@@ -21,7 +22,7 @@ func (db *DB) TaskInsert(ctx context.Context, p *store.TaskInsertParams) (*store
 	if id == "" {
 		id = store.NewID(store.TaskIDPrefix)
 	}
-	retry, err := marshalRetry(p.Retry)
+	retry, err := backend.MarshalRetry(p.Retry)
 	if err != nil {
 		return nil, fmt.Errorf("insert task: %w", err)
 	}
@@ -101,7 +102,7 @@ func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, star
 	} else {
 		t.workAppeared()
 	}
-	inCodec, in := payloadArgs(task.Input)
+	inCodec, in := backend.PayloadArgs(task.Input)
 	var parent, started, lease any
 	if leaseMS > 0 {
 		lease = leaseMS
@@ -124,10 +125,10 @@ func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, star
 		string(task.OnRestart), task.Timeout.Milliseconds(), retry, task.Attempt, task.OwnerClientID, parent,
 		task.NotBefore, n, n, started, task.LastSeq, task.MemoryLimit,
 		task.Lease.Host, task.Lease.Token, lease)
-	t.insertEvent(task.ID, 0, store.EventResponseCreated, statusPayload(store.StatusQueued, "", 0, ""), n)
+	t.insertEvent(task.ID, 0, store.EventResponseCreated, store.StatusPayload(store.StatusQueued, "", 0, ""), n)
 	if start {
-		t.insertEvent(task.ID, 1, store.EventStatusChanged, statusPayload(store.StatusLoading, store.StatusQueued, 1, ""), n)
-		t.insertEvent(task.ID, 2, store.EventResponseInProgress, statusPayload(store.StatusRunning, store.StatusLoading, 1, ""), n)
+		t.insertEvent(task.ID, 1, store.EventStatusChanged, store.StatusPayload(store.StatusLoading, store.StatusQueued, 1, ""), n)
+		t.insertEvent(task.ID, 2, store.EventResponseInProgress, store.StatusPayload(store.StatusRunning, store.StatusLoading, 1, ""), n)
 	}
 	return task, nil
 }
@@ -256,13 +257,8 @@ func (db *DB) TaskTransition(ctx context.Context, p *store.TaskTransitionParams)
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("transition task: %w", err)
 	}
-	m := &move{to: p.To, reason: p.Reason, events: p.Events, notBefore: p.NotBefore, clearCheckpoint: p.ClearCheckpoint, fence: p.Lease}
-	switch p.To {
-	case store.StatusCompleted:
-		m.output = p.Output
-	case store.StatusFailed, store.StatusCancelled:
-		m.err = p.Error
-	}
+	m := withChange(backend.TransitionChange(p))
+	m.reason, m.events, m.fence = p.Reason, p.Events, p.Lease
 	var task *store.Task
 	err := db.write(ctx, func(t *tx) error {
 		n := now()
@@ -280,7 +276,7 @@ func (db *DB) TaskTransition(ctx context.Context, p *store.TaskTransitionParams)
 		return nil
 	})
 	if err != nil {
-		return conflictTask(task, err), fmt.Errorf("transition task: %w", err)
+		return backend.ConflictTask(task, err), fmt.Errorf("transition task: %w", err)
 	}
 	return task, nil
 }
@@ -295,15 +291,11 @@ func (db *DB) TaskCancel(ctx context.Context, id string) (*store.Task, bool, err
 		changed = false
 		return t.withTask(id, func(cur *store.Task) error {
 			task = cur
-			m := &move{reason: "cancel_requested"}
-			switch cur.Status {
-			case store.StatusQueued, store.StatusLoading:
-				m.to = store.StatusCancelled
-			case store.StatusRunning:
-				m.to = store.StatusCancelling
-			default:
+			to, ok := backend.CancelTarget(cur.Status)
+			if !ok {
 				return nil // cancelling or finished: nothing to do
 			}
+			m := &move{to: to, reason: "cancel_requested"}
 			if err := t.move(cur, m, now()); err != nil {
 				return err
 			}
@@ -470,7 +462,7 @@ func (db *DB) TaskCheckpoint(ctx context.Context, p *store.TaskCheckpointParams)
 			cur.Checkpoint = p.Checkpoint
 			cur.UpdatedAt = n
 			cur.LastSeq += int64(len(p.Events))
-			codec, data := payloadArgs(cur.Checkpoint)
+			codec, data := backend.PayloadArgs(cur.Checkpoint)
 			t.laterOne(`UPDATE tasks SET checkpoint_codec = $1, checkpoint = $2, updated_at = $3, last_seq = $4
 				WHERE id = $5 AND last_seq = $6`, codec, data, n, cur.LastSeq, cur.ID, prev)
 			t.insertEvents(cur.ID, prev+1, p.Events, n)
@@ -478,7 +470,7 @@ func (db *DB) TaskCheckpoint(ctx context.Context, p *store.TaskCheckpointParams)
 		})
 	})
 	if err != nil {
-		return conflictTask(task, err), fmt.Errorf("checkpoint task: %w", err)
+		return backend.ConflictTask(task, err), fmt.Errorf("checkpoint task: %w", err)
 	}
 	return task, nil
 }

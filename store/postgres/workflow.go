@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/internal/backend"
 )
 
 // workflowClaimBatch bounds the rows one WorkflowClaim reads per query.
@@ -25,7 +26,7 @@ func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams)
 	var started *store.Task
 	retries := make([]string, len(p.Children))
 	for i, c := range p.Children {
-		r, err := marshalRetry(c.Retry)
+		r, err := backend.MarshalRetry(c.Retry)
 		if err != nil {
 			return nil, fmt.Errorf("commit workflow: %w", err)
 		}
@@ -109,7 +110,7 @@ func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams)
 		return nil
 	})
 	if err != nil {
-		if cur := conflictTask(task, err); cur != nil || endCur != nil {
+		if cur := backend.ConflictTask(task, err); cur != nil || endCur != nil {
 			return &store.WorkflowCommitResult{Task: cur, Ended: endCur}, fmt.Errorf("commit workflow: %w", err)
 		}
 		return nil, fmt.Errorf("commit workflow: %w", err)
@@ -229,7 +230,7 @@ func (db *DB) WorkflowChildEnd(ctx context.Context, p *store.TaskTransitionParam
 		return nil
 	})
 	if err != nil {
-		if cur := conflictTask(res.Task, err); cur != nil {
+		if cur := backend.ConflictTask(res.Task, err); cur != nil {
 			return &store.WorkflowChildEndResult{Task: cur}, fmt.Errorf("end child task: %w", err)
 		}
 		return nil, fmt.Errorf("end child task: %w", err)
@@ -358,7 +359,7 @@ func (db *DB) WorkflowResume(ctx context.Context, p *store.WorkflowResumeParams)
 	}
 	ids := p.IDs
 	for len(ids) > 0 {
-		batch := ids[:min(len(ids), recoverBatch)]
+		batch := ids[:min(len(ids), backend.RecoverBatch)]
 		ids = ids[len(batch):]
 		err := db.write(ctx, func(t *tx) error {
 			t.workAppeared()

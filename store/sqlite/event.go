@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/internal/backend"
 )
 
 var emptyObject = json.RawMessage("{}")
@@ -64,7 +65,7 @@ func (t *tx) appendEvents(taskID string, ds []store.EventDraft, n time.Time, wak
 			pr.UpdatedAt = n
 			task.Progress = &pr
 			if err := t.execOne("UPDATE tasks SET last_seq = ?, updated_at = ?, not_before = ?, progress = ? WHERE id = ? AND last_seq = ?",
-				task.LastSeq, ms(n), ms(task.NotBefore), marshalProgress(&pr), taskID, prev); err != nil {
+				task.LastSeq, ms(n), ms(task.NotBefore), backend.MarshalProgress(&pr), taskID, prev); err != nil {
 				return err
 			}
 		} else if err := t.execOne("UPDATE tasks SET last_seq = ?, updated_at = ?, not_before = ? WHERE id = ? AND last_seq = ?",

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/internal/backend"
 )
 
 // TaskInsert implements store.Store.
@@ -20,7 +21,7 @@ func (db *DB) TaskInsert(ctx context.Context, p *store.TaskInsertParams) (*store
 	if id == "" {
 		id = store.NewID(store.TaskIDPrefix)
 	}
-	retry, err := marshalRetry(p.Retry)
+	retry, err := backend.MarshalRetry(p.Retry)
 	if err != nil {
 		return nil, fmt.Errorf("insert task: %w", err)
 	}
@@ -89,7 +90,7 @@ func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, star
 	} else {
 		t.workAppeared()
 	}
-	inCodec, in := payloadArgs(task.Input)
+	inCodec, in := backend.PayloadArgs(task.Input)
 	var parent, started any
 	if task.ParentTaskID != "" {
 		parent = task.ParentTaskID
@@ -111,14 +112,14 @@ func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, star
 		}
 		return nil, err
 	}
-	if err := t.insertEvent(task.ID, 0, store.EventResponseCreated, statusPayload(store.StatusQueued, "", 0, ""), n); err != nil {
+	if err := t.insertEvent(task.ID, 0, store.EventResponseCreated, store.StatusPayload(store.StatusQueued, "", 0, ""), n); err != nil {
 		return nil, err
 	}
 	if start {
-		if err := t.insertEvent(task.ID, 1, store.EventStatusChanged, statusPayload(store.StatusLoading, store.StatusQueued, 1, ""), n); err != nil {
+		if err := t.insertEvent(task.ID, 1, store.EventStatusChanged, store.StatusPayload(store.StatusLoading, store.StatusQueued, 1, ""), n); err != nil {
 			return nil, err
 		}
-		if err := t.insertEvent(task.ID, 2, store.EventResponseInProgress, statusPayload(store.StatusRunning, store.StatusLoading, 1, ""), n); err != nil {
+		if err := t.insertEvent(task.ID, 2, store.EventResponseInProgress, store.StatusPayload(store.StatusRunning, store.StatusLoading, 1, ""), n); err != nil {
 			return nil, err
 		}
 	}
@@ -262,13 +263,8 @@ func (db *DB) TaskTransition(ctx context.Context, p *store.TaskTransitionParams)
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("transition task: %w", err)
 	}
-	m := &move{to: p.To, reason: p.Reason, events: p.Events, notBefore: p.NotBefore, clearCheckpoint: p.ClearCheckpoint, fence: p.Lease}
-	switch p.To {
-	case store.StatusCompleted:
-		m.output = p.Output
-	case store.StatusFailed, store.StatusCancelled:
-		m.err = p.Error
-	}
+	m := withChange(backend.TransitionChange(p))
+	m.reason, m.events, m.fence = p.Reason, p.Events, p.Lease
 	var task *store.Task
 	err := db.write(ctx, func(t *tx) error {
 		n := now()
@@ -286,7 +282,7 @@ func (db *DB) TaskTransition(ctx context.Context, p *store.TaskTransitionParams)
 		return nil
 	})
 	if err != nil {
-		return conflictTask(task, err), fmt.Errorf("transition task: %w", err)
+		return backend.ConflictTask(task, err), fmt.Errorf("transition task: %w", err)
 	}
 	return task, nil
 }
@@ -301,15 +297,11 @@ func (db *DB) TaskCancel(ctx context.Context, id string) (*store.Task, bool, err
 		changed = false
 		return t.withTask(id, func(cur *store.Task) error {
 			task = cur
-			m := &move{reason: "cancel_requested"}
-			switch cur.Status {
-			case store.StatusQueued, store.StatusLoading:
-				m.to = store.StatusCancelled
-			case store.StatusRunning:
-				m.to = store.StatusCancelling
-			default:
+			to, ok := backend.CancelTarget(cur.Status)
+			if !ok {
 				return nil // cancelling or finished: nothing to do
 			}
+			m := &move{to: to, reason: "cancel_requested"}
 			if err := t.move(cur, m, now()); err != nil {
 				return err
 			}
@@ -443,7 +435,7 @@ func (db *DB) TaskCheckpoint(ctx context.Context, p *store.TaskCheckpointParams)
 			cur.Checkpoint = p.Checkpoint
 			cur.UpdatedAt = n
 			cur.LastSeq += int64(len(p.Events))
-			codec, data := payloadArgs(cur.Checkpoint)
+			codec, data := backend.PayloadArgs(cur.Checkpoint)
 			if err := t.execOne(`UPDATE tasks SET checkpoint_codec = ?, checkpoint = ?, updated_at = ?, last_seq = ?
 				WHERE id = ? AND last_seq = ?`, codec, data, ms(n), cur.LastSeq, cur.ID, prev); err != nil {
 				return err
@@ -453,17 +445,7 @@ func (db *DB) TaskCheckpoint(ctx context.Context, p *store.TaskCheckpointParams)
 		})
 	})
 	if err != nil {
-		return conflictTask(task, err), fmt.Errorf("checkpoint task: %w", err)
+		return backend.ConflictTask(task, err), fmt.Errorf("checkpoint task: %w", err)
 	}
 	return task, nil
-}
-
-// conflictTask returns task, the current row, when err is a lost
-// compare-and-set or a lost lease, and nil otherwise: after any other
-// failure nothing reliable can be said about the task.
-func conflictTask(task *store.Task, err error) *store.Task {
-	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrLeaseLost) {
-		return task
-	}
-	return nil
 }

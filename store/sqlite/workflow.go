@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/internal/backend"
 )
 
 // workflowClaimBatch bounds the rows one WorkflowClaim reads per query.
@@ -24,7 +25,7 @@ func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams)
 	var started *store.Task
 	retries := make([]string, len(p.Children))
 	for i, c := range p.Children {
-		r, err := marshalRetry(c.Retry)
+		r, err := backend.MarshalRetry(c.Retry)
 		if err != nil {
 			return nil, fmt.Errorf("commit workflow: %w", err)
 		}
@@ -116,7 +117,7 @@ func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams)
 		return nil
 	})
 	if err != nil {
-		cur, child := conflictTask(task, err), endCur
+		cur, child := backend.ConflictTask(task, err), endCur
 		if cur != nil || child != nil {
 			return &store.WorkflowCommitResult{Task: cur, Ended: child}, fmt.Errorf("commit workflow: %w", err)
 		}
@@ -229,7 +230,7 @@ func (db *DB) WorkflowChildEnd(ctx context.Context, p *store.TaskTransitionParam
 		return nil
 	})
 	if err != nil {
-		if cur := conflictTask(res.Task, err); cur != nil {
+		if cur := backend.ConflictTask(res.Task, err); cur != nil {
 			return &store.WorkflowChildEndResult{Task: cur}, fmt.Errorf("end child task: %w", err)
 		}
 		return nil, fmt.Errorf("end child task: %w", err)
@@ -339,7 +340,7 @@ func (db *DB) WorkflowResume(ctx context.Context, p *store.WorkflowResumeParams)
 	}
 	ids := p.IDs
 	for len(ids) > 0 {
-		batch := ids[:min(len(ids), recoverBatch)]
+		batch := ids[:min(len(ids), backend.RecoverBatch)]
 		ids = ids[len(batch):]
 		err := db.write(ctx, func(t *tx) error {
 			at := ms(now())
