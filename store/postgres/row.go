@@ -125,12 +125,3 @@ func errorArgs(e *store.TaskError) []any {
 	codec, data := backend.PayloadArgs(e.Details)
 	return []any{e.Code, e.Message, e.Type, e.NonRetryable, codec, data}
 }
-
-// orDefault returns v, or def when v is the zero value.
-func orDefault[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
-}

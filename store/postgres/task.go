@@ -67,32 +67,11 @@ const insertTaskSQL = `INSERT INTO tasks (id, module, module_digest, function, k
 // status events of a claim and a start.
 func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, start bool, n time.Time) (*store.Task, error) {
 	var leaseMS int64 // the lease of a task inserted running
-	task := &store.Task{
-		ID:            id,
-		Module:        p.Module,
-		ModuleDigest:  p.ModuleDigest,
-		Function:      p.Function,
-		Kind:          orDefault(p.Kind, store.KindActivity),
-		Input:         p.Input,
-		Status:        store.StatusQueued,
-		OnRestart:     orDefault(p.OnRestart, store.OnRestartFail),
-		Timeout:       p.Timeout.Truncate(time.Millisecond),
-		MemoryLimit:   max(p.MemoryLimit, 0),
-		Retry:         p.Retry,
-		OwnerClientID: owner,
-		ParentTaskID:  p.ParentTaskID,
-		NotBefore:     n,
-		CreatedAt:     n,
-		UpdatedAt:     n,
-	}
-	if !p.NotBefore.IsZero() {
-		task.NotBefore = msTime(p.NotBefore)
+	task, err := backend.NewTask(p, id, owner, start, n)
+	if err != nil {
+		return nil, err
 	}
 	if start {
-		if task.NotBefore.After(n) {
-			return nil, fmt.Errorf("%w: a task that starts at once has no later not_before", store.ErrInvalid)
-		}
-		task.Status, task.Attempt, task.StartedAt, task.LastSeq = store.StatusRunning, 1, n, 2
 		// The lease runs from the database's clock, which the INSERT reads
 		// itself and the task learns with the commit: no round trip more.
 		g := newGrant(p.Host, p.LeaseTTL)

@@ -60,32 +60,11 @@ func (db *DB) TaskInsert(ctx context.Context, p *store.TaskInsertParams) (*store
 // status events of a claim and a start, as a caller that runs it at once
 // needs (one row write, and no trip through the queue's index).
 func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, start bool, n time.Time) (*store.Task, error) {
-	task := &store.Task{
-		ID:            id,
-		Module:        p.Module,
-		ModuleDigest:  p.ModuleDigest,
-		Function:      p.Function,
-		Kind:          orDefault(p.Kind, store.KindActivity),
-		Input:         p.Input,
-		Status:        store.StatusQueued,
-		OnRestart:     orDefault(p.OnRestart, store.OnRestartFail),
-		Timeout:       p.Timeout.Truncate(time.Millisecond),
-		MemoryLimit:   max(p.MemoryLimit, 0),
-		Retry:         p.Retry,
-		OwnerClientID: owner,
-		ParentTaskID:  p.ParentTaskID,
-		NotBefore:     n,
-		CreatedAt:     n,
-		UpdatedAt:     n,
-	}
-	if !p.NotBefore.IsZero() {
-		task.NotBefore = p.NotBefore.UTC().Truncate(time.Millisecond)
+	task, err := backend.NewTask(p, id, owner, start, n)
+	if err != nil {
+		return nil, err
 	}
 	if start {
-		if task.NotBefore.After(n) {
-			return nil, fmt.Errorf("%w: a task that starts at once has no later not_before", store.ErrInvalid)
-		}
-		task.Status, task.Attempt, task.StartedAt, task.LastSeq = store.StatusRunning, 1, n, 2
 		newGrant(p.Host, p.LeaseTTL).apply(task, n)
 	} else {
 		t.workAppeared()
@@ -98,7 +77,7 @@ func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, star
 	if start {
 		started = ms(n)
 	}
-	_, err := t.exec(`INSERT INTO tasks (id, module, module_digest, function, kind, input_codec, input, status,
+	_, err = t.exec(`INSERT INTO tasks (id, module, module_digest, function, kind, input_codec, input, status,
 		on_restart, timeout_ms, retry, attempt, owner_client_id, parent_task_id, not_before, created_at, updated_at,
 		started_at, last_seq, memory_limit, lease_host, lease_token, lease_expires_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -125,15 +104,6 @@ func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, star
 	}
 	t.cachePut(task)
 	return task, nil
-}
-
-// orDefault returns v, or def when v is the zero value.
-func orDefault[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 // TaskGet implements store.Store.

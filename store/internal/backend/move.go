@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -117,4 +118,32 @@ func CancelTarget(st store.Status) (store.Status, bool) {
 	default:
 		return st, false
 	}
+}
+
+// CheckChildEnd returns the error of folding the end of child, the
+// current row, into a commit of workflow parentID: ErrInvalid when it is
+// not a child of parentID, ErrConflict when it is not running.
+func CheckChildEnd(child *store.Task, parentID string) error {
+	switch {
+	case child.ParentTaskID != parentID:
+		return fmt.Errorf("%w: task %s is not a child of %s", store.ErrInvalid, child.ID, parentID)
+	case child.Status != store.StatusRunning:
+		return fmt.Errorf("%w: task %s is %s, expected running", store.ErrConflict, child.ID, child.Status)
+	}
+	return nil
+}
+
+// CheckWaiting returns ErrConflict unless workflow task waits in its
+// current attempt, given the attempt of its wait row and the error of
+// reading it (ErrNotFound: no wait row).
+func CheckWaiting(task *store.Task, attempt int, err error) error {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return fmt.Errorf("%w: workflow %s is not waiting", store.ErrConflict, task.ID)
+	case err != nil:
+		return err
+	case attempt != task.Attempt:
+		return fmt.Errorf("%w: workflow %s waits in attempt %d, not %d", store.ErrConflict, task.ID, attempt, task.Attempt)
+	}
+	return nil
 }
