@@ -342,13 +342,8 @@ func HandOff(t *testing.T, newStore func(testing.TB) store.Store) {
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
-				wf := check.MustRunning(t, s, &store.TaskInsertParams{Kind: store.KindWorkflow, Function: "flow"})
-				c1 := store.NewID(store.TaskIDPrefix)
-				res, err := s.WorkflowCommit(ctx, &store.WorkflowCommitParams{
-					ID: wf.ID, LastSeq: wf.LastSeq, Wait: true, StartChild: true,
-					Children: []*store.TaskInsertParams{{ID: c1, Module: "m", ModuleDigest: check.Digest, Function: "a"}},
-				})
-				require.NoError(t, err)
+				wf, res := waitOnStarted(t, s)
+				c1 := res.Started.ID
 				if !tc.waiting {
 					// A signal woke the workflow and the scheduler claimed it
 					// for a run meanwhile.
@@ -386,14 +381,9 @@ func HandOff(t *testing.T, newStore func(testing.TB) store.Store) {
 		t.Parallel()
 		s := newStore(t)
 		ctx := t.Context()
-		wf := check.MustRunning(t, s, &store.TaskInsertParams{Kind: store.KindWorkflow, Function: "flow"})
-		c1 := store.NewID(store.TaskIDPrefix)
-		res, err := s.WorkflowCommit(ctx, &store.WorkflowCommitParams{
-			ID: wf.ID, LastSeq: wf.LastSeq, Wait: true, StartChild: true,
-			Children: []*store.TaskInsertParams{{ID: c1, Module: "m", ModuleDigest: check.Digest, Function: "a"}},
-		})
-		require.NoError(t, err)
-		_, _, err = s.TaskCancel(ctx, wf.ID)
+		wf, res := waitOnStarted(t, s)
+		c1 := res.Started.ID
+		_, _, err := s.TaskCancel(ctx, wf.ID)
 		require.NoError(t, err)
 		check.MustTransition(t, s, &store.TaskTransitionParams{ID: wf.ID, From: []store.Status{store.StatusCancelling}, To: store.StatusCancelled})
 		end, err := s.WorkflowChildEnd(ctx, &store.TaskTransitionParams{
@@ -407,6 +397,21 @@ func HandOff(t *testing.T, newStore func(testing.TB) store.Store) {
 		_, err = s.WorkflowChildEnd(ctx, &store.TaskTransitionParams{ID: c1, From: []store.Status{store.StatusRunning}, To: store.StatusQueued})
 		require.ErrorIs(t, err, store.ErrInvalid, "only an end")
 	})
+}
+
+// waitOnStarted commits a new running workflow waiting on one child
+// activity, started in the commit, and returns the workflow as inserted
+// and the commit's result.
+func waitOnStarted(t *testing.T, s store.Store) (*store.Task, *store.WorkflowCommitResult) {
+	t.Helper()
+	wf := check.MustRunning(t, s, &store.TaskInsertParams{Kind: store.KindWorkflow, Function: "flow"})
+	res, err := s.WorkflowCommit(t.Context(), &store.WorkflowCommitParams{
+		ID: wf.ID, LastSeq: wf.LastSeq, Wait: true, StartChild: true,
+		Children: []*store.TaskInsertParams{{ID: store.NewID(store.TaskIDPrefix), Module: "m", ModuleDigest: check.Digest, Function: "a"}},
+	})
+	require.NoError(t, err)
+	require.NotNil(t, res.Started)
+	return wf, res
 }
 
 // claimDue claims up to 10 waiting workflows due at at.
