@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -140,4 +141,31 @@ type EventListParams struct {
 	From int64
 	// Limit caps the page. Defaults to 1000; at most 10000.
 	Limit int
+}
+
+// StatusPayload is the payload of a non-terminal status event: a
+// StatusEvent with no host fields.
+func StatusPayload(to, from Status, attempt int, reason string) []byte {
+	b, _ := json.Marshal(StatusEvent{Status: to, From: from, Attempt: attempt, Reason: reason}) // plain strings and ints
+	return b
+}
+
+// StatusEventOf returns the type and payload of the event a move of task
+// from the status from to its current one writes at task.LastSeq
+// (persistence §11.2): response.in_progress for running, the terminal
+// event carrying the Response (ResponseOf) for a finished task, and
+// task.status_changed otherwise.
+func StatusEventOf(task *Task, from Status, reason string) (typ string, payload []byte, err error) {
+	switch task.Status {
+	case StatusRunning:
+		return EventResponseInProgress, StatusPayload(task.Status, from, task.Attempt, reason), nil
+	case StatusCompleted, StatusFailed, StatusCancelled:
+		b, err := json.Marshal(ResponseOf(task))
+		if err != nil {
+			return "", nil, fmt.Errorf("response document: %w", err)
+		}
+		return TerminalEventType(task.Status), b, nil
+	default:
+		return EventStatusChanged, StatusPayload(task.Status, from, task.Attempt, reason), nil
+	}
 }

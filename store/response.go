@@ -30,3 +30,19 @@ type Response struct {
 
 // ResponseObject is the value of Response.Object.
 const ResponseObject = "response"
+
+// ResponseOf builds the response document of a finished task, the
+// payload of its terminal event.
+func ResponseOf(task *Task) *Response {
+	return &Response{
+		ID:            task.ResponseID(),
+		Object:        ResponseObject,
+		TaskID:        task.ID,
+		OwnerClientID: task.OwnerClientID,
+		Status:        task.Status,
+		Output:        task.Output,
+		Error:         task.Error,
+		CreatedAt:     task.CreatedAt,
+		FinishedAt:    task.FinishedAt,
+	}
+}

@@ -122,3 +122,64 @@ func ParseStatus(s string) (Status, error) {
 	}
 	return "", fmt.Errorf("%w: unknown task status %q", ErrInvalid, s)
 }
+
+// Recovery is what persistence §11.3 does with one leftover task: the
+// status it moves to and how, decided by RecoveryOf.
+type Recovery struct {
+	// To is the status the task moves to (RecoveryTarget).
+	To Status
+	// Stay reports a task that keeps its row and its log as they are: a
+	// queued task left queued.
+	Stay bool
+	// Resume reports a running task with policy resume: it stays running
+	// with its checkpoint and gets a recovered event and a fresh lease.
+	Resume bool
+	// ClearCheckpoint reports a move back to queued under policy retry,
+	// whose next attempt starts from scratch.
+	ClearCheckpoint bool
+	// Error is the error of a move to failed.
+	Error *TaskError
+}
+
+// RecoveryOf applies the persistence §11.3 table to task and records the
+// outcome in res (the task's id in the list of its kind, or the count of
+// tasks left queued). It returns false for a task in a status recovery
+// leaves alone. A backend writes the move the Recovery describes, with
+// the reason CodeServerRestarted, in the transaction that read the task.
+func RecoveryOf(task *Task, res *TaskRecoverResult) (Recovery, bool) {
+	to, ok := RecoveryTarget(task.Status, task.OnRestart)
+	if !ok {
+		return Recovery{}, false
+	}
+	r := Recovery{To: to}
+	switch {
+	case to == StatusFailed:
+		r.Error = &TaskError{
+			Code:    CodeServerRestarted,
+			Message: fmt.Sprintf("the server restarted while the task was %s (on_restart=%s)", task.Status, task.OnRestart),
+		}
+		res.Failed = append(res.Failed, task.ID)
+	case to == StatusCancelled:
+		res.Cancelled = append(res.Cancelled, task.ID)
+	case to == StatusQueued && task.Status == StatusQueued:
+		r.Stay = true
+		res.Queued++
+	case to == StatusQueued:
+		r.ClearCheckpoint = task.OnRestart == OnRestartRetry
+		res.Requeued = append(res.Requeued, task.ID)
+	default: // running, policy resume
+		r.Resume = true
+		res.Resumed = append(res.Resumed, task.ID)
+	}
+	return r, true
+}
+
+// Add appends the tasks of part to r and adds its counts.
+func (r *TaskRecoverResult) Add(part *TaskRecoverResult) {
+	r.Failed = append(r.Failed, part.Failed...)
+	r.Requeued = append(r.Requeued, part.Requeued...)
+	r.Resumed = append(r.Resumed, part.Resumed...)
+	r.Cancelled = append(r.Cancelled, part.Cancelled...)
+	r.Queued += part.Queued
+	r.IdempotencyKeysReleased += part.IdempotencyKeysReleased
+}

@@ -61,8 +61,9 @@ func wires(path string) bool {
 // leaves, the engine (and its end-to-end suite, runtime/enginetest) never
 // reaches for an adapter, access and the engine never import each other, the
 // journal and the module registry never import the engine, the API client reaches for nothing but the codec, only the commands (cmd/weft,
-// cmd/internal/...) wire concrete implementations, and guest code never
-// imports host-side packages.
+// cmd/internal/...) wire concrete implementations, the backends' shared
+// helpers (store/internal/...) import nothing of the module but the store
+// contract, and guest code never imports host-side packages.
 func TestDependencyDirection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list over the whole module")
@@ -94,6 +95,10 @@ func TestDependencyDirection(t *testing.T) {
 			forbid(pkg, deps, "a leaf imports the standard library only", func(d string) bool { return !isStd(d) })
 		case rel(pkg) == "store":
 			forbid(pkg, deps, "the store contract imports nothing of the module", func(d string) bool { return strings.HasPrefix(d, modulePath) })
+		case under(pkg, "store/internal"):
+			forbid(pkg, deps, "the backends' shared helpers import nothing of the module but the store contract", func(d string) bool {
+				return strings.HasPrefix(d, modulePath) && rel(d) != "store"
+			})
 		case rel(pkg) == "runtime/fault":
 			forbid(pkg, deps, "the error codes import codec and the store contract only", func(d string) bool {
 				return strings.HasPrefix(d, modulePath) && rel(d) != "codec" && rel(d) != "store"

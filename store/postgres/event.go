@@ -10,9 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/internal/backend"
 )
-
-var emptyObject = json.RawMessage("{}")
 
 // EventAppend implements store.Store.
 func (db *DB) EventAppend(ctx context.Context, p *store.EventAppendParams) ([]*store.Event, error) {
@@ -48,41 +47,25 @@ func (db *DB) EventAppend(ctx context.Context, p *store.EventAppendParams) ([]*s
 func (t *tx) appendEvents(taskID string, ds []store.EventDraft, n time.Time, wake bool, progress *store.TaskProgress, fence int64) ([]*store.Event, error) {
 	var out []*store.Event
 	err := t.withTask(taskID, func(task *store.Task) error {
-		if err := store.CheckLease(task, fence); err != nil {
+		a, err := backend.Append(task, len(ds), n, wake, progress, fence)
+		if err != nil {
 			return err
 		}
-		if task.Status.IsTerminal() {
-			return fmt.Errorf("task %s: %w", taskID, store.ErrTaskFinished)
-		}
-		if wake && task.Status == store.StatusQueued && task.NotBefore.After(n) {
-			task.NotBefore = n
+		if a.WorkAppeared {
 			t.workAppeared()
 		}
-		prev := task.LastSeq
-		task.LastSeq += int64(len(ds))
-		task.UpdatedAt = n
 		if progress != nil {
-			pr := *progress
-			pr.UpdatedAt = n
-			task.Progress = &pr
 			t.laterOne("UPDATE tasks SET last_seq = $1, updated_at = $2, not_before = $3, progress = $4 WHERE id = $5 AND last_seq = $6",
-				task.LastSeq, n, task.NotBefore, marshalProgress(&pr), taskID, prev)
+				task.LastSeq, n, task.NotBefore, backend.MarshalProgress(task.Progress), taskID, a.Prev)
 		} else {
 			t.laterOne("UPDATE tasks SET last_seq = $1, updated_at = $2, not_before = $3 WHERE id = $4 AND last_seq = $5",
-				task.LastSeq, n, task.NotBefore, taskID, prev)
+				task.LastSeq, n, task.NotBefore, taskID, a.Prev)
 		}
-		if wake && task.Status == store.StatusRunning && task.Kind == store.KindWorkflow {
+		if a.WakeWorkflow {
 			t.wakeWorkflow(taskID, n)
 		}
-		out = make([]*store.Event, len(ds))
-		for i, d := range ds {
-			payload := d.Payload
-			if payload == nil {
-				payload = emptyObject
-			}
-			out[i] = &store.Event{TaskID: taskID, Seq: prev + 1 + int64(i), Type: d.Type, Payload: payload, CreatedAt: n}
-		}
-		t.insertEvents(taskID, prev+1, ds, n)
+		out = backend.Events(taskID, a.Prev+1, ds, n)
+		t.insertEvents(taskID, a.Prev+1, ds, n)
 		return nil
 	})
 	if err != nil {
@@ -94,10 +77,7 @@ func (t *tx) appendEvents(taskID string, ds []store.EventDraft, n time.Time, wak
 // insertEvents adds ds from sequence number first on.
 func (t *tx) insertEvents(taskID string, first int64, ds []store.EventDraft, n time.Time) {
 	for i, d := range ds {
-		payload := d.Payload
-		if payload == nil {
-			payload = emptyObject
-		}
+		payload := backend.DraftPayload(d)
 		t.insertEvent(taskID, first+int64(i), d.Type, payload, n)
 	}
 }
@@ -144,11 +124,7 @@ const eventBlock = 256
 
 // EventList implements store.Store.
 func (db *DB) EventList(ctx context.Context, p *store.EventListParams) ([]*store.Event, error) {
-	limit := p.Limit
-	if limit <= 0 {
-		limit = 1000
-	}
-	limit = min(limit, 10000)
+	limit := backend.EventListLimit(p.Limit)
 	rows, err := db.query(ctx, `SELECT seq, type, payload::text, created_at FROM task_events
 		WHERE task_id = $1 AND seq >= $2 ORDER BY seq LIMIT $3`, p.TaskID, p.From, limit)
 	if err != nil {

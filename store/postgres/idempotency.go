@@ -1,13 +1,13 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/internal/backend"
 )
 
 // IdempotencyKeyBegin implements store.Store. The key is taken by an
@@ -26,14 +26,7 @@ func (db *DB) IdempotencyKeyBegin(ctx context.Context, p *store.IdempotencyKeyBe
 		if !p.Now.IsZero() {
 			at = msTime(p.Now)
 		}
-		fresh := &store.IdempotencyKey{
-			ClientID:      p.ClientID,
-			Key:           p.Key,
-			RequestDigest: append([]byte(nil), p.RequestDigest...),
-			State:         store.IdempotencyInFlightState,
-			CreatedAt:     n,
-			ExpiresAt:     msTime(p.ExpiresAt),
-		}
+		fresh := backend.FreshKey(p, n)
 		res = &store.IdempotencyKeyBeginResult{Outcome: store.IdempotencyNew, Key: fresh}
 		for {
 			inserted, err := t.affected(`INSERT INTO idempotency_keys
@@ -73,17 +66,7 @@ func (db *DB) IdempotencyKeyBegin(ctx context.Context, p *store.IdempotencyKeyBe
 				k.StatusCode = int(*status)
 			}
 			k.CreatedAt, k.ExpiresAt = fromTS(created), fromTS(expires)
-			res = &store.IdempotencyKeyBeginResult{Key: k}
-			switch {
-			case !bytes.Equal(k.RequestDigest, p.RequestDigest):
-				res.Outcome = store.IdempotencyMismatch
-			case k.State == store.IdempotencyInFlightState && k.TaskID != "":
-				res.Outcome = store.IdempotencyTask
-			case k.State == store.IdempotencyInFlightState:
-				res.Outcome = store.IdempotencyInFlight
-			default:
-				res.Outcome = store.IdempotencyReplay
-			}
+			res = backend.BeginFound(p, k)
 			return nil
 		}
 	})
@@ -107,17 +90,14 @@ func (db *DB) IdempotencyKeyComplete(ctx context.Context, p *store.IdempotencyKe
 // completeKey stores the result of an in-flight key. The UPDATE's WHERE
 // clause is its compare-and-set: of two completions one finds it done.
 func (t *tx) completeKey(p *store.IdempotencyKeyCompleteParams) error {
-	body := p.Body
-	if body == nil {
-		body = []byte{}
-	}
+	body := backend.KeyBody(p)
 	n, err := t.affected(`UPDATE idempotency_keys SET state = 'done', status_code = $1, body = $2
 		WHERE client_id = $3 AND key = $4 AND state = 'in_flight'`, p.StatusCode, body, p.ClientID, p.Key)
 	if err != nil {
 		return err
 	}
 	if n == 0 {
-		return fmt.Errorf("key %q is not in flight: %w", p.Key, store.ErrNotFound)
+		return backend.NotInFlight(p.Key)
 	}
 	return nil
 }
@@ -130,7 +110,7 @@ func (t *tx) bindKey(ref *store.IdempotencyKeyRef, id string) error {
 		return err
 	}
 	if n == 0 {
-		return fmt.Errorf("key %q is not in flight: %w", ref.Key, store.ErrNotFound)
+		return backend.NotInFlight(ref.Key)
 	}
 	return nil
 }
@@ -148,7 +128,7 @@ func (db *DB) IdempotencyKeyRelease(ctx context.Context, p *store.IdempotencyKey
 			[]any{clientID, key}, &taskID)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
-			return fmt.Errorf("key %q is not in flight: %w", key, store.ErrNotFound)
+			return backend.NotInFlight(key)
 		case err != nil:
 			return err
 		case taskID != "":

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/internal/backend"
 )
 
 const moduleColumns = "name, version, digest, size, functions, created_at"
@@ -23,8 +23,8 @@ func scanModule(s scanner) (*store.Module, error) {
 	if err := s.Scan(&m.Name, &m.Version, &m.Digest, &m.Size, &fns, &created); err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal([]byte(fns), &m.Functions); err != nil {
-		return nil, fmt.Errorf("module %s functions: %w", m.Name, err)
+	if err := backend.UnmarshalFunctions(&m, fns); err != nil {
+		return nil, err
 	}
 	m.CreatedAt = fromTS(created)
 	return &m, nil
@@ -38,11 +38,7 @@ func (db *DB) ModuleInsert(ctx context.Context, p *store.ModuleInsertParams) (*s
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("insert module: %w", err)
 	}
-	fns := p.Functions
-	if fns == nil {
-		fns = []store.Function{}
-	}
-	fnJSON, err := json.Marshal(fns)
+	fns, fnJSON, err := backend.ModuleFunctions(p)
 	if err != nil {
 		return nil, fmt.Errorf("insert module: %w", err)
 	}
@@ -54,17 +50,14 @@ func (db *DB) ModuleInsert(ctx context.Context, p *store.ModuleInsertParams) (*s
 			latest = nil
 		case err != nil:
 			return err
-		case latest.Digest == p.Digest:
-			m = latest
-			return nil
 		}
 		n := now()
-		m = &store.Module{Name: p.Name, Version: 1, Digest: p.Digest, Size: p.Size, Functions: fns, CreatedAt: n}
-		if latest != nil {
-			m.Version = latest.Version + 1
+		var write bool
+		if m, write = backend.NextModule(latest, p, fns, n); !write {
+			return nil
 		}
 		inserted, err := t.affected("INSERT INTO modules ("+moduleColumns+") VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
-			m.Name, m.Version, m.Digest, m.Size, string(fnJSON), n)
+			m.Name, m.Version, m.Digest, m.Size, fnJSON, n)
 		if err != nil {
 			return err
 		}

@@ -29,5 +29,5 @@ func (db *DB) ResponseGet(ctx context.Context, id string) (*store.Response, erro
 	if err != nil {
 		return nil, fmt.Errorf("get response: %w", db.closedOr(err))
 	}
-	return responseOf(t), nil
+	return store.ResponseOf(t), nil
 }

@@ -1,13 +1,12 @@
 package postgres
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/internal/backend"
 )
 
 // now returns the current time at the store's precision (milliseconds).
@@ -34,29 +33,6 @@ func fromNullTS(t *time.Time) time.Time {
 		return time.Time{}
 	}
 	return t.UTC()
-}
-
-// payloadArgs returns the codec and data column values of p; the zero
-// Payload is two NULLs.
-func payloadArgs(p store.Payload) (codec, data any) {
-	if p.IsZero() {
-		return nil, nil
-	}
-	if p.Data == nil {
-		return p.Codec, []byte{}
-	}
-	return p.Codec, p.Data
-}
-
-func toPayload(codec *string, data []byte) store.Payload {
-	if codec == nil && data == nil {
-		return store.Payload{}
-	}
-	p := store.Payload{Data: data}
-	if codec != nil {
-		p.Codec = *codec
-	}
-	return p
 }
 
 // taskColumns lists the tasks columns in the order scanTask reads them.
@@ -108,7 +84,7 @@ func scanTask(s scanner) (*store.Task, error) {
 		return nil, err
 	}
 	if progress != nil {
-		if t.Progress, err = unmarshalProgress(*progress); err != nil {
+		if t.Progress, err = backend.UnmarshalProgress(*progress); err != nil {
 			return nil, fmt.Errorf("task %s: %w", t.ID, err)
 		}
 	}
@@ -116,22 +92,22 @@ func scanTask(s scanner) (*store.Task, error) {
 	t.Status = store.Status(status)
 	t.OnRestart = store.OnRestart(onRestart)
 	t.Timeout = time.Duration(timeoutMS) * time.Millisecond
-	if err := unmarshalRetry(retry, &t.Retry); err != nil {
+	if err := backend.UnmarshalRetry(retry, &t.Retry); err != nil {
 		return nil, fmt.Errorf("task %s: %w", t.ID, err)
 	}
-	t.Input = toPayload(inCodec, in)
-	t.Checkpoint = toPayload(cpCodec, cp)
-	t.Output = toPayload(outCodec, out)
+	t.Input = backend.ToPayload(inCodec, in)
+	t.Checkpoint = backend.ToPayload(cpCodec, cp)
+	t.Output = backend.ToPayload(outCodec, out)
 	if errCode != nil {
 		t.Error = &store.TaskError{
 			Code:         *errCode,
-			Message:      deref(errMsg),
-			Type:         deref(errType),
+			Message:      backend.Deref(errMsg),
+			Type:         backend.Deref(errType),
 			NonRetryable: errNonRetryable != nil && *errNonRetryable,
-			Details:      toPayload(errDtCodec, errDt),
+			Details:      backend.ToPayload(errDtCodec, errDt),
 		}
 	}
-	t.ParentTaskID = deref(parent)
+	t.ParentTaskID = backend.Deref(parent)
 	t.NotBefore = fromTS(notBefore)
 	t.CreatedAt = fromTS(created)
 	t.UpdatedAt = fromTS(updated)
@@ -141,98 +117,11 @@ func scanTask(s scanner) (*store.Task, error) {
 	return &t, nil
 }
 
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
-// progressJSON is the stored form of a task's progress, its time in Unix
-// milliseconds.
-type progressJSON struct {
-	Done      int64  `json:"done"`
-	Total     int64  `json:"total"`
-	Message   string `json:"message,omitempty"`
-	UpdatedAt int64  `json:"updated_at"`
-}
-
-func marshalProgress(p *store.TaskProgress) string {
-	b, _ := json.Marshal(progressJSON{Done: p.Done, Total: p.Total, Message: p.Message, UpdatedAt: p.UpdatedAt.UnixMilli()})
-	return string(b)
-}
-
-func unmarshalProgress(s string) (*store.TaskProgress, error) {
-	var j progressJSON
-	if err := json.Unmarshal([]byte(s), &j); err != nil {
-		return nil, fmt.Errorf("progress: %w", err)
-	}
-	return &store.TaskProgress{Done: j.Done, Total: j.Total, Message: j.Message, UpdatedAt: time.UnixMilli(j.UpdatedAt).UTC()}, nil
-}
-
-// retryJSON is the stored form of a retry policy, durations in
-// milliseconds.
-type retryJSON struct {
-	InitialIntervalMS      int64    `json:"initial_interval_ms,omitempty"`
-	BackoffCoefficient     float64  `json:"backoff_coefficient,omitempty"`
-	MaximumIntervalMS      int64    `json:"maximum_interval_ms,omitempty"`
-	MaximumAttempts        int      `json:"maximum_attempts,omitempty"`
-	NonRetryableErrorTypes []string `json:"non_retryable_error_types,omitempty"`
-	TotalTimeoutMS         int64    `json:"total_timeout_ms,omitempty"`
-}
-
-func marshalRetry(p store.RetryPolicy) (string, error) {
-	b, err := json.Marshal(retryJSON{
-		InitialIntervalMS:      p.InitialInterval.Milliseconds(),
-		BackoffCoefficient:     p.BackoffCoefficient,
-		MaximumIntervalMS:      p.MaximumInterval.Milliseconds(),
-		MaximumAttempts:        p.MaximumAttempts,
-		NonRetryableErrorTypes: p.NonRetryableErrorTypes,
-		TotalTimeoutMS:         p.TotalTimeout.Milliseconds(),
-	})
-	return string(b), err
-}
-
-func unmarshalRetry(s string, p *store.RetryPolicy) error {
-	var r retryJSON
-	if err := json.Unmarshal([]byte(s), &r); err != nil {
-		return fmt.Errorf("retry policy: %w", err)
-	}
-	*p = store.RetryPolicy{
-		InitialInterval:        time.Duration(r.InitialIntervalMS) * time.Millisecond,
-		BackoffCoefficient:     r.BackoffCoefficient,
-		MaximumInterval:        time.Duration(r.MaximumIntervalMS) * time.Millisecond,
-		MaximumAttempts:        r.MaximumAttempts,
-		NonRetryableErrorTypes: r.NonRetryableErrorTypes,
-		TotalTimeout:           time.Duration(r.TotalTimeoutMS) * time.Millisecond,
-	}
-	return nil
-}
-
 // errorArgs returns the six error column values of e.
 func errorArgs(e *store.TaskError) []any {
 	if e == nil {
 		return []any{nil, nil, nil, nil, nil, nil}
 	}
-	codec, data := payloadArgs(e.Details)
+	codec, data := backend.PayloadArgs(e.Details)
 	return []any{e.Code, e.Message, e.Type, e.NonRetryable, codec, data}
-}
-
-// orDefault returns v, or def when v is the zero value.
-func orDefault[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
-}
-
-// conflictTask returns task, the current row, when err is a lost
-// compare-and-set or a lost lease, and nil otherwise: after any other failure nothing
-// reliable can be said about the task.
-func conflictTask(task *store.Task, err error) *store.Task {
-	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrLeaseLost) {
-		return task
-	}
-	return nil
 }

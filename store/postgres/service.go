@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/internal/backend"
 )
 
 const serviceColumns = "service_id, retention_ms, idempotency_ttl_ms, created_at, updated_at"
@@ -52,13 +53,7 @@ func (db *DB) ServiceInit(ctx context.Context, p *store.ServiceInitParams) (*sto
 	var res *store.ServiceInitResult
 	err := db.write(ctx, func(t *tx) error {
 		n := now()
-		c := &store.ServiceConfig{
-			ID:                store.NewID(store.ServiceIDPrefix),
-			CreatedAt:         n,
-			UpdatedAt:         n,
-			RetentionPeriod:   orDefault(p.RetentionPeriod, store.DefaultRetentionPeriod).Truncate(time.Millisecond),
-			IdempotencyKeyTTL: orDefault(p.IdempotencyKeyTTL, store.DefaultIdempotencyKeyTTL).Truncate(time.Millisecond),
-		}
+		c := backend.NewServiceConfig(p, n)
 		inserted, err := t.affected("INSERT INTO service_config (id, "+serviceColumns+") VALUES (1, $1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING",
 			c.ID, c.RetentionPeriod.Milliseconds(), c.IdempotencyKeyTTL.Milliseconds(), n, n)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/internal/backend"
 )
 
 // TaskInsert implements store.Store.
@@ -21,7 +22,7 @@ func (db *DB) TaskInsert(ctx context.Context, p *store.TaskInsertParams) (*store
 	if id == "" {
 		id = store.NewID(store.TaskIDPrefix)
 	}
-	retry, err := marshalRetry(p.Retry)
+	retry, err := backend.MarshalRetry(p.Retry)
 	if err != nil {
 		return nil, fmt.Errorf("insert task: %w", err)
 	}
@@ -66,32 +67,11 @@ const insertTaskSQL = `INSERT INTO tasks (id, module, module_digest, function, k
 // status events of a claim and a start.
 func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, start bool, n time.Time) (*store.Task, error) {
 	var leaseMS int64 // the lease of a task inserted running
-	task := &store.Task{
-		ID:            id,
-		Module:        p.Module,
-		ModuleDigest:  p.ModuleDigest,
-		Function:      p.Function,
-		Kind:          orDefault(p.Kind, store.KindActivity),
-		Input:         p.Input,
-		Status:        store.StatusQueued,
-		OnRestart:     orDefault(p.OnRestart, store.OnRestartFail),
-		Timeout:       p.Timeout.Truncate(time.Millisecond),
-		MemoryLimit:   max(p.MemoryLimit, 0),
-		Retry:         p.Retry,
-		OwnerClientID: owner,
-		ParentTaskID:  p.ParentTaskID,
-		NotBefore:     n,
-		CreatedAt:     n,
-		UpdatedAt:     n,
-	}
-	if !p.NotBefore.IsZero() {
-		task.NotBefore = msTime(p.NotBefore)
+	task, err := backend.NewTask(p, id, owner, start, n)
+	if err != nil {
+		return nil, err
 	}
 	if start {
-		if task.NotBefore.After(n) {
-			return nil, fmt.Errorf("%w: a task that starts at once has no later not_before", store.ErrInvalid)
-		}
-		task.Status, task.Attempt, task.StartedAt, task.LastSeq = store.StatusRunning, 1, n, 2
 		// The lease runs from the database's clock, which the INSERT reads
 		// itself and the task learns with the commit: no round trip more.
 		g := newGrant(p.Host, p.LeaseTTL)
@@ -101,7 +81,7 @@ func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, star
 	} else {
 		t.workAppeared()
 	}
-	inCodec, in := payloadArgs(task.Input)
+	inCodec, in := backend.PayloadArgs(task.Input)
 	var parent, started, lease any
 	if leaseMS > 0 {
 		lease = leaseMS
@@ -124,10 +104,10 @@ func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, star
 		string(task.OnRestart), task.Timeout.Milliseconds(), retry, task.Attempt, task.OwnerClientID, parent,
 		task.NotBefore, n, n, started, task.LastSeq, task.MemoryLimit,
 		task.Lease.Host, task.Lease.Token, lease)
-	t.insertEvent(task.ID, 0, store.EventResponseCreated, statusPayload(store.StatusQueued, "", 0, ""), n)
+	t.insertEvent(task.ID, 0, store.EventResponseCreated, store.StatusPayload(store.StatusQueued, "", 0, ""), n)
 	if start {
-		t.insertEvent(task.ID, 1, store.EventStatusChanged, statusPayload(store.StatusLoading, store.StatusQueued, 1, ""), n)
-		t.insertEvent(task.ID, 2, store.EventResponseInProgress, statusPayload(store.StatusRunning, store.StatusLoading, 1, ""), n)
+		t.insertEvent(task.ID, 1, store.EventStatusChanged, store.StatusPayload(store.StatusLoading, store.StatusQueued, 1, ""), n)
+		t.insertEvent(task.ID, 2, store.EventResponseInProgress, store.StatusPayload(store.StatusRunning, store.StatusLoading, 1, ""), n)
 	}
 	return task, nil
 }
@@ -256,13 +236,8 @@ func (db *DB) TaskTransition(ctx context.Context, p *store.TaskTransitionParams)
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("transition task: %w", err)
 	}
-	m := &move{to: p.To, reason: p.Reason, events: p.Events, notBefore: p.NotBefore, clearCheckpoint: p.ClearCheckpoint, fence: p.Lease}
-	switch p.To {
-	case store.StatusCompleted:
-		m.output = p.Output
-	case store.StatusFailed, store.StatusCancelled:
-		m.err = p.Error
-	}
+	m := withChange(backend.TransitionChange(p))
+	m.reason, m.events, m.fence = p.Reason, p.Events, p.Lease
 	var task *store.Task
 	err := db.write(ctx, func(t *tx) error {
 		n := now()
@@ -280,7 +255,7 @@ func (db *DB) TaskTransition(ctx context.Context, p *store.TaskTransitionParams)
 		return nil
 	})
 	if err != nil {
-		return conflictTask(task, err), fmt.Errorf("transition task: %w", err)
+		return backend.ConflictTask(task, err), fmt.Errorf("transition task: %w", err)
 	}
 	return task, nil
 }
@@ -295,15 +270,11 @@ func (db *DB) TaskCancel(ctx context.Context, id string) (*store.Task, bool, err
 		changed = false
 		return t.withTask(id, func(cur *store.Task) error {
 			task = cur
-			m := &move{reason: "cancel_requested"}
-			switch cur.Status {
-			case store.StatusQueued, store.StatusLoading:
-				m.to = store.StatusCancelled
-			case store.StatusRunning:
-				m.to = store.StatusCancelling
-			default:
+			to, ok := backend.CancelTarget(cur.Status)
+			if !ok {
 				return nil // cancelling or finished: nothing to do
 			}
+			m := &move{to: to, reason: "cancel_requested"}
 			if err := t.move(cur, m, now()); err != nil {
 				return err
 			}
@@ -470,7 +441,7 @@ func (db *DB) TaskCheckpoint(ctx context.Context, p *store.TaskCheckpointParams)
 			cur.Checkpoint = p.Checkpoint
 			cur.UpdatedAt = n
 			cur.LastSeq += int64(len(p.Events))
-			codec, data := payloadArgs(cur.Checkpoint)
+			codec, data := backend.PayloadArgs(cur.Checkpoint)
 			t.laterOne(`UPDATE tasks SET checkpoint_codec = $1, checkpoint = $2, updated_at = $3, last_seq = $4
 				WHERE id = $5 AND last_seq = $6`, codec, data, n, cur.LastSeq, cur.ID, prev)
 			t.insertEvents(cur.ID, prev+1, p.Events, n)
@@ -478,7 +449,7 @@ func (db *DB) TaskCheckpoint(ctx context.Context, p *store.TaskCheckpointParams)
 		})
 	})
 	if err != nil {
-		return conflictTask(task, err), fmt.Errorf("checkpoint task: %w", err)
+		return backend.ConflictTask(task, err), fmt.Errorf("checkpoint task: %w", err)
 	}
 	return task, nil
 }

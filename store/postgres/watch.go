@@ -6,10 +6,11 @@ import (
 	"encoding/hex"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/weft-run/weft/store/internal/backend"
 )
 
 // workKey is the watchers key of WorkWatch: no task has the empty id.
@@ -29,7 +30,7 @@ const maxNotifyPayload = 4000
 // when it may have made work claimable, and the task ids whose logs grew),
 // which the COMMIT delivers to every listening session; the store's
 // listener connection (listen) hands each notification of another store
-// to deliver. Notifications are a hint, never the record: listen fires
+// to handle. Notifications are a hint, never the record: listen fires
 // every watcher when its connection is (re)established, and poll fires
 // them all at an interval, so a notification lost with a dropped
 // connection delays a reader by at most that interval.
@@ -40,42 +41,20 @@ type watchers struct {
 	// nonce tells this store's own notifications apart.
 	nonce string
 
-	mu sync.Mutex
-	m  map[string]map[chan struct{}]struct{}
+	*backend.Watchers
 }
 
 func newWatchers(channel string) *watchers {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
-	return &watchers{channel: channel, nonce: hex.EncodeToString(b), m: make(map[string]map[chan struct{}]struct{})}
+	return &watchers{channel: channel, nonce: hex.EncodeToString(b), Watchers: backend.NewWatchers()}
 }
 
-func (w *watchers) add(key string) (<-chan struct{}, func()) {
-	ch := make(chan struct{}, 1)
-	w.mu.Lock()
-	set := w.m[key]
-	if set == nil {
-		set = make(map[chan struct{}]struct{})
-		w.m[key] = set
-	}
-	set[ch] = struct{}{}
-	w.mu.Unlock()
-	var once sync.Once
-	return ch, func() {
-		once.Do(func() {
-			w.mu.Lock()
-			delete(w.m[key], ch)
-			if len(w.m[key]) == 0 {
-				delete(w.m, key)
-			}
-			w.mu.Unlock()
-		})
-	}
-}
+func (w *watchers) add(key string) (<-chan struct{}, func()) { return w.Add(key) }
 
 // publish reports the tasks (and workKey) a commit of this process
 // touched.
-func (w *watchers) publish(keys []string) { w.deliver(keys) }
+func (w *watchers) publish(keys []string) { w.Notify(keys) }
 
 // payload returns the notification of a transaction that touched keys,
 // and false when there is nothing to tell.
@@ -117,46 +96,10 @@ func (w *watchers) handle(payload string) {
 		keys = append(keys, workKey)
 	}
 	if slices.Contains(keys, "*") {
-		w.deliverAll()
+		w.NotifyAll()
 		return
 	}
-	w.deliver(keys)
-}
-
-// deliver signals every watcher of the keys, without blocking: a signal
-// already pending stands for this one too.
-func (w *watchers) deliver(keys []string) {
-	if len(keys) == 0 {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if len(w.m) == 0 {
-		return
-	}
-	for _, k := range keys {
-		for ch := range w.m[k] {
-			signal(ch)
-		}
-	}
-}
-
-// deliverAll signals every watcher.
-func (w *watchers) deliverAll() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, set := range w.m {
-		for ch := range set {
-			signal(ch)
-		}
-	}
-}
-
-func signal(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
+	w.Notify(keys)
 }
 
 // listenConn opens a connection, outside the pool, listening on the
@@ -213,7 +156,7 @@ func (db *DB) listen(ctx context.Context, cfg *pgx.ConnConfig, conn *pgx.Conn) {
 			continue
 		}
 		conn = c
-		db.watch.deliverAll()
+		db.watch.NotifyAll()
 	}
 }
 
@@ -228,7 +171,7 @@ func (db *DB) poll(ctx context.Context, every time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
-			db.watch.deliverAll()
+			db.watch.NotifyAll()
 		}
 	}
 }

@@ -10,9 +10,8 @@ import (
 	"time"
 
 	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/internal/backend"
 )
-
-var emptyObject = json.RawMessage("{}")
 
 // EventAppend implements store.Store.
 func (db *DB) EventAppend(ctx context.Context, p *store.EventAppendParams) ([]*store.Event, error) {
@@ -46,46 +45,30 @@ func (db *DB) EventAppend(ctx context.Context, p *store.EventAppendParams) ([]*s
 func (t *tx) appendEvents(taskID string, ds []store.EventDraft, n time.Time, wake bool, progress *store.TaskProgress, fence int64) ([]*store.Event, error) {
 	var out []*store.Event
 	err := t.withTask(taskID, func(task *store.Task) error {
-		if err := store.CheckLease(task, fence); err != nil {
+		a, err := backend.Append(task, len(ds), n, wake, progress, fence)
+		if err != nil {
 			return err
 		}
-		if task.Status.IsTerminal() {
-			return fmt.Errorf("task %s: %w", taskID, store.ErrTaskFinished)
-		}
-		if wake && task.Status == store.StatusQueued && task.NotBefore.After(n) {
-			task.NotBefore = n
+		if a.WorkAppeared {
 			t.workAppeared()
 		}
-		prev := task.LastSeq
-		task.LastSeq += int64(len(ds))
-		task.UpdatedAt = n
 		if progress != nil {
-			pr := *progress
-			pr.UpdatedAt = n
-			task.Progress = &pr
 			if err := t.execOne("UPDATE tasks SET last_seq = ?, updated_at = ?, not_before = ?, progress = ? WHERE id = ? AND last_seq = ?",
-				task.LastSeq, ms(n), ms(task.NotBefore), marshalProgress(&pr), taskID, prev); err != nil {
+				task.LastSeq, ms(n), ms(task.NotBefore), backend.MarshalProgress(task.Progress), taskID, a.Prev); err != nil {
 				return err
 			}
 		} else if err := t.execOne("UPDATE tasks SET last_seq = ?, updated_at = ?, not_before = ? WHERE id = ? AND last_seq = ?",
-			task.LastSeq, ms(n), ms(task.NotBefore), taskID, prev); err != nil {
+			task.LastSeq, ms(n), ms(task.NotBefore), taskID, a.Prev); err != nil {
 			return err
 		}
 		t.cachePut(task)
-		if wake && task.Status == store.StatusRunning && task.Kind == store.KindWorkflow {
+		if a.WakeWorkflow {
 			if err := t.wakeWorkflow(taskID, n); err != nil {
 				return err
 			}
 		}
-		out = make([]*store.Event, len(ds))
-		for i, d := range ds {
-			payload := d.Payload
-			if payload == nil {
-				payload = emptyObject
-			}
-			out[i] = &store.Event{TaskID: taskID, Seq: prev + 1 + int64(i), Type: d.Type, Payload: payload, CreatedAt: n}
-		}
-		return t.insertEvents(taskID, prev+1, ds, n)
+		out = backend.Events(taskID, a.Prev+1, ds, n)
+		return t.insertEvents(taskID, a.Prev+1, ds, n)
 	})
 	if err != nil {
 		return nil, err
@@ -96,10 +79,7 @@ func (t *tx) appendEvents(taskID string, ds []store.EventDraft, n time.Time, wak
 // insertEvents writes ds from sequence number first on.
 func (t *tx) insertEvents(taskID string, first int64, ds []store.EventDraft, n time.Time) error {
 	for i, d := range ds {
-		payload := d.Payload
-		if payload == nil {
-			payload = emptyObject
-		}
+		payload := backend.DraftPayload(d)
 		if err := t.insertEvent(taskID, first+int64(i), d.Type, payload, n); err != nil {
 			return err
 		}
@@ -148,11 +128,7 @@ const eventBlock = 256
 
 // EventList implements store.Store.
 func (db *DB) EventList(ctx context.Context, p *store.EventListParams) ([]*store.Event, error) {
-	limit := p.Limit
-	if limit <= 0 {
-		limit = 1000
-	}
-	limit = min(limit, 10000)
+	limit := backend.EventListLimit(p.Limit)
 	rows, err := db.query(ctx, `SELECT seq, type, payload, created_at FROM task_events
 		WHERE task_id = ? AND seq >= ? ORDER BY seq LIMIT ?`, p.TaskID, p.From, limit)
 	if err != nil {

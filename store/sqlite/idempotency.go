@@ -1,14 +1,13 @@
 package sqlite
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/internal/backend"
 )
 
 // IdempotencyKeyBegin implements store.Store. The read and the insert run in
@@ -39,30 +38,13 @@ func (db *DB) IdempotencyKeyBegin(ctx context.Context, p *store.IdempotencyKeyBe
 			k.State = store.IdempotencyState(state)
 			k.StatusCode = int(status.Int64)
 			k.CreatedAt, k.ExpiresAt = fromMS(created), fromMS(expires)
-			res = &store.IdempotencyKeyBeginResult{Key: k}
-			switch {
-			case !bytes.Equal(k.RequestDigest, p.RequestDigest):
-				res.Outcome = store.IdempotencyMismatch
-			case k.State == store.IdempotencyInFlightState && k.TaskID != "":
-				res.Outcome = store.IdempotencyTask
-			case k.State == store.IdempotencyInFlightState:
-				res.Outcome = store.IdempotencyInFlight
-			default:
-				res.Outcome = store.IdempotencyReplay
-			}
+			res = backend.BeginFound(p, k)
 			return nil
 		case err == nil, errors.Is(err, store.ErrNotFound): // expired or absent: take it
 		default:
 			return err
 		}
-		k = &store.IdempotencyKey{
-			ClientID:      p.ClientID,
-			Key:           p.Key,
-			RequestDigest: append([]byte(nil), p.RequestDigest...),
-			State:         store.IdempotencyInFlightState,
-			CreatedAt:     n,
-			ExpiresAt:     p.ExpiresAt.UTC().Truncate(time.Millisecond),
-		}
+		k = backend.FreshKey(p, n)
 		if _, err := t.exec(`INSERT OR REPLACE INTO idempotency_keys
 			(client_id, key, request_digest, state, created_at, expires_at) VALUES (?, ?, ?, 'in_flight', ?, ?)`,
 			k.ClientID, k.Key, k.RequestDigest, ms(n), ms(k.ExpiresAt)); err != nil {
@@ -90,10 +72,7 @@ func (db *DB) IdempotencyKeyComplete(ctx context.Context, p *store.IdempotencyKe
 
 // completeKey stores the result of an in-flight key.
 func (t *tx) completeKey(p *store.IdempotencyKeyCompleteParams) error {
-	body := p.Body
-	if body == nil {
-		body = []byte{}
-	}
+	body := backend.KeyBody(p)
 	r, err := t.exec(`UPDATE idempotency_keys SET state = 'done', status_code = ?, body = ?
 		WHERE client_id = ? AND key = ? AND state = 'in_flight'`, p.StatusCode, body, p.ClientID, p.Key)
 	if err != nil {
@@ -102,7 +81,7 @@ func (t *tx) completeKey(p *store.IdempotencyKeyCompleteParams) error {
 	if n, err := r.RowsAffected(); err != nil {
 		return err
 	} else if n == 0 {
-		return fmt.Errorf("key %q is not in flight: %w", p.Key, store.ErrNotFound)
+		return backend.NotInFlight(p.Key)
 	}
 	return nil
 }
@@ -117,7 +96,7 @@ func (t *tx) bindKey(ref *store.IdempotencyKeyRef, id string) error {
 	if n, err := r.RowsAffected(); err != nil {
 		return err
 	} else if n == 0 {
-		return fmt.Errorf("key %q is not in flight: %w", ref.Key, store.ErrNotFound)
+		return backend.NotInFlight(ref.Key)
 	}
 	return nil
 }
@@ -135,7 +114,7 @@ func (db *DB) IdempotencyKeyRelease(ctx context.Context, p *store.IdempotencyKey
 			[]any{clientID, key}, &taskID)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
-			return fmt.Errorf("key %q is not in flight: %w", key, store.ErrNotFound)
+			return backend.NotInFlight(key)
 		case err != nil:
 			return err
 		case taskID != "":

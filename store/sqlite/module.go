@@ -3,11 +3,11 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/internal/backend"
 )
 
 const moduleColumns = "name, version, digest, size, functions, created_at"
@@ -21,8 +21,8 @@ func scanModule(s scanner) (*store.Module, error) {
 	if err := s.Scan(&m.Name, &m.Version, &m.Digest, &m.Size, &fns, &created); err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal([]byte(fns), &m.Functions); err != nil {
-		return nil, fmt.Errorf("module %s functions: %w", m.Name, err)
+	if err := backend.UnmarshalFunctions(&m, fns); err != nil {
+		return nil, err
 	}
 	m.CreatedAt = fromMS(created)
 	return &m, nil
@@ -33,11 +33,7 @@ func (db *DB) ModuleInsert(ctx context.Context, p *store.ModuleInsertParams) (*s
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("insert module: %w", err)
 	}
-	fns := p.Functions
-	if fns == nil {
-		fns = []store.Function{}
-	}
-	fnJSON, err := json.Marshal(fns)
+	fns, fnJSON, err := backend.ModuleFunctions(p)
 	if err != nil {
 		return nil, fmt.Errorf("insert module: %w", err)
 	}
@@ -53,17 +49,14 @@ func (db *DB) ModuleInsert(ctx context.Context, p *store.ModuleInsertParams) (*s
 			latest = nil
 		case err != nil:
 			return classify(err)
-		case latest.Digest == p.Digest:
-			m = latest
-			return nil
 		}
 		n := now()
-		m = &store.Module{Name: p.Name, Version: 1, Digest: p.Digest, Size: p.Size, Functions: fns, CreatedAt: n}
-		if latest != nil {
-			m.Version = latest.Version + 1
+		var write bool
+		if m, write = backend.NextModule(latest, p, fns, n); !write {
+			return nil
 		}
 		_, err = t.exec("INSERT INTO modules ("+moduleColumns+") VALUES (?, ?, ?, ?, ?, ?)",
-			m.Name, m.Version, m.Digest, m.Size, string(fnJSON), ms(n))
+			m.Name, m.Version, m.Digest, m.Size, fnJSON, ms(n))
 		return err
 	})
 	if err != nil {

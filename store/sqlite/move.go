@@ -1,13 +1,10 @@
 package sqlite
 
 import (
-	"encoding/json"
-	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/internal/backend"
 )
 
 // move is one status change of a task (persistence §11.2: the status and
@@ -87,7 +84,7 @@ var moveSQL = func() map[store.Status]string {
 // moveArgs returns the values of the columns of moveColumns[task.Status],
 // then the id and the expected status and last sequence number.
 func moveArgs(task *store.Task, from store.Status, lastSeq int64) []any {
-	cpCodec, cp := payloadArgs(task.Checkpoint)
+	cpCodec, cp := backend.PayloadArgs(task.Checkpoint)
 	args := []any{
 		string(task.Status), ms(task.UpdatedAt), task.LastSeq, cpCodec, cp,
 		task.Lease.Host, task.Lease.Token, msOrNull(task.Lease.ExpiresAt),
@@ -100,12 +97,22 @@ func moveArgs(task *store.Task, from store.Status, lastSeq int64) []any {
 	case store.StatusRunning:
 		args = append(args, task.Attempt, msOrNull(task.StartedAt))
 	case store.StatusCompleted, store.StatusFailed, store.StatusCancelled:
-		outCodec, out := payloadArgs(task.Output)
+		outCodec, out := backend.PayloadArgs(task.Output)
 		args = append(args, outCodec, out)
 		args = append(args, errorArgs(task.Error)...)
 		args = append(args, ms(task.FinishedAt))
 	}
 	return append(args, task.ID, string(from), lastSeq)
+}
+
+// withChange returns the move that makes c.
+func withChange(c backend.Change) *move {
+	return &move{to: c.To, notBefore: c.NotBefore, output: c.Output, err: c.Err, clearCheckpoint: c.ClearCheckpoint}
+}
+
+// change is the part of m backend.Change applies.
+func (m *move) change() *backend.Change {
+	return &backend.Change{To: m.to, NotBefore: m.notBefore, Output: m.output, Err: m.err, ClearCheckpoint: m.clearCheckpoint}
 }
 
 // moveFrom reads the task id and moves it as m says when its status is one
@@ -115,11 +122,8 @@ func (t *tx) moveFrom(id string, from []store.Status, m *move, n time.Time) (*st
 	var out *store.Task
 	err := t.withTask(id, func(task *store.Task) error {
 		out = task
-		if err := store.CheckLease(task, m.fence); err != nil {
+		if err := backend.CheckFrom(task, from, m.fence); err != nil {
 			return err
-		}
-		if !slices.Contains(from, task.Status) {
-			return fmt.Errorf("%w: task %s is %s, expected %s", store.ErrConflict, id, task.Status, joinStatuses(from))
 		}
 		return t.move(task, m, n)
 	})
@@ -132,41 +136,20 @@ func (t *tx) moveFrom(id string, from []store.Status, m *move, n time.Time) (*st
 // written.
 func (t *tx) move(task *store.Task, m *move, n time.Time) error {
 	from := task.Status
-	if !store.CanTransition(from, m.to) {
-		return fmt.Errorf("%w: no transition %s → %s", store.ErrInvalid, from, m.to)
+	c := m.change()
+	if err := c.CheckTransition(task); err != nil {
+		return err
 	}
-	if from == store.StatusQueued && (m.to == store.StatusLoading || m.to == store.StatusRunning) {
-		task.Attempt++ // a new attempt starts
-	}
-	switch m.to {
-	case store.StatusQueued:
-		task.NotBefore = n
-		if !m.notBefore.IsZero() {
-			task.NotBefore = m.notBefore.UTC().Truncate(time.Millisecond)
-		}
-	case store.StatusRunning:
-		if task.StartedAt.IsZero() {
-			task.StartedAt = n
-		}
-	case store.StatusCompleted:
-		task.Output, task.Error, task.FinishedAt = m.output, nil, n
-	case store.StatusFailed, store.StatusCancelled:
-		task.Output, task.Error, task.FinishedAt = store.Payload{}, m.err, n
-	}
-	if m.clearCheckpoint {
-		task.Checkpoint = store.Payload{}
-	}
+	c.Apply(task, n)
 	switch {
 	case m.grant != nil:
 		m.grant.apply(task, n)
-	case m.to == store.StatusQueued || m.to.IsTerminal():
+	case backend.ReleasesLease(m.to):
 		releaseLease(task)
 	}
 	if m.to == store.StatusQueued {
 		t.workAppeared()
 	}
-	task.Status = m.to
-	task.UpdatedAt = n
 	prev := task.LastSeq
 	seq := prev + 1
 	task.LastSeq += int64(len(m.events)) + 1
@@ -180,62 +163,18 @@ func (t *tx) move(task *store.Task, m *move, n time.Time) error {
 	return t.statusEvent(task, from, m.reason, n)
 }
 
-func joinStatuses(ss []store.Status) string {
-	parts := make([]string, len(ss))
-	for i, s := range ss {
-		parts[i] = string(s)
-	}
-	return strings.Join(parts, "|")
-}
-
 // statusEvent writes the status event at task.LastSeq and, for a terminal
 // status, the response row; the terminal event carries the response.
 func (t *tx) statusEvent(task *store.Task, from store.Status, reason string, n time.Time) error {
-	var (
-		typ     string
-		payload []byte
-	)
-	switch task.Status {
-	case store.StatusRunning:
-		typ = store.EventResponseInProgress
-	case store.StatusCompleted, store.StatusFailed, store.StatusCancelled:
-		typ = store.TerminalEventType(task.Status)
-		resp := responseOf(task)
-		b, err := json.Marshal(resp)
-		if err != nil {
-			return fmt.Errorf("response document: %w", err)
-		}
-		payload = b
+	typ, payload, err := store.StatusEventOf(task, from, reason)
+	if err != nil {
+		return err
+	}
+	if task.Status.IsTerminal() {
 		if _, err := t.exec(`INSERT INTO responses (task_id, status, created_at, finished_at) VALUES (?, ?, ?, ?)`,
 			task.ID, string(task.Status), ms(task.CreatedAt), ms(n)); err != nil {
 			return err
 		}
-	default:
-		typ = store.EventStatusChanged
-	}
-	if payload == nil {
-		payload = statusPayload(task.Status, from, task.Attempt, reason)
 	}
 	return t.insertEvent(task.ID, task.LastSeq, typ, payload, n)
-}
-
-// statusPayload is the payload of a non-terminal status event.
-func statusPayload(to, from store.Status, attempt int, reason string) []byte {
-	b, _ := json.Marshal(store.StatusEvent{Status: to, From: from, Attempt: attempt, Reason: reason}) // plain strings and ints
-	return b
-}
-
-// responseOf builds the response document of a finished task.
-func responseOf(task *store.Task) *store.Response {
-	return &store.Response{
-		ID:            task.ResponseID(),
-		Object:        store.ResponseObject,
-		TaskID:        task.ID,
-		OwnerClientID: task.OwnerClientID,
-		Status:        task.Status,
-		Output:        task.Output,
-		Error:         task.Error,
-		CreatedAt:     task.CreatedAt,
-		FinishedAt:    task.FinishedAt,
-	}
 }

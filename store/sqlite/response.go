@@ -28,5 +28,5 @@ func (db *DB) ResponseGet(ctx context.Context, id string) (*store.Response, erro
 	if err != nil {
 		return nil, fmt.Errorf("get response: %w", classify(err))
 	}
-	return responseOf(t), nil
+	return store.ResponseOf(t), nil
 }

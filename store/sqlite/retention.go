@@ -2,9 +2,9 @@ package sqlite
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/internal/backend"
 )
 
 // The finished tasks of one purge batch, oldest first. The same selection
@@ -16,69 +16,39 @@ const purgeSelect = `SELECT id FROM tasks WHERE finished_at IS NOT NULL AND fini
 // RetentionPurge implements store.Store. Each batch is its own job, so other
 // writes run between batches and no batch holds the writer for long.
 func (db *DB) RetentionPurge(ctx context.Context, p *store.RetentionPurgeParams) (*store.RetentionPurgeResult, error) {
-	if err := p.Validate(); err != nil {
-		return nil, fmt.Errorf("purge tasks: %w", err)
-	}
-	batch := p.Batch
-	if batch == 0 {
-		batch = store.DefaultRetentionBatch
-	}
-	res := &store.RetentionPurgeResult{}
 	cutoff := ms(p.OlderThan)
-	for {
-		var tasks, events, responses int64
-		err := db.write(ctx, func(t *tx) error {
-			tasks, events, responses = 0, 0, 0
+	var n int64 // the keys' cutoff, taken once the tasks are purged
+	res, err := backend.Purge(p, func(batch int) (b backend.PurgeBatch, err error) {
+		err = db.write(ctx, func(t *tx) error {
+			b = backend.PurgeBatch{}
 			var err error
-			if events, err = t.affected("DELETE FROM task_events WHERE task_id IN ("+purgeSelect+")", cutoff, batch); err != nil {
+			if b.Events, err = t.affected("DELETE FROM task_events WHERE task_id IN ("+purgeSelect+")", cutoff, batch); err != nil {
 				return err
 			}
-			if responses, err = t.affected("DELETE FROM responses WHERE task_id IN ("+purgeSelect+")", cutoff, batch); err != nil {
+			if b.Responses, err = t.affected("DELETE FROM responses WHERE task_id IN ("+purgeSelect+")", cutoff, batch); err != nil {
 				return err
 			}
-			tasks, err = t.affected("DELETE FROM tasks WHERE id IN ("+purgeSelect+")", cutoff, batch)
+			b.Tasks, err = t.affected("DELETE FROM tasks WHERE id IN ("+purgeSelect+")", cutoff, batch)
 			t.w.cache.reset() // only finished rows were deleted, which the cache never holds; stay exact anyway
 			return err
 		})
-		if err != nil {
-			return res, fmt.Errorf("purge tasks: %w", err)
+		return b, err
+	}, func(batch int) (b backend.PurgeBatch, err error) {
+		if n == 0 {
+			n = ms(now())
 		}
-		if tasks == 0 {
-			break
-		}
-		res.Batches++
-		res.Tasks += int(tasks)
-		res.Events += int(events)
-		res.Responses += int(responses)
-		if tasks < int64(batch) {
-			break
-		}
-	}
-	n := ms(now())
-	for {
-		var keys int64
-		err := db.write(ctx, func(t *tx) error {
+		err = db.write(ctx, func(t *tx) error {
 			var err error
-			keys, err = t.affected(`DELETE FROM idempotency_keys WHERE rowid IN
+			b.IdempotencyKeys, err = t.affected(`DELETE FROM idempotency_keys WHERE rowid IN
 				(SELECT rowid FROM idempotency_keys WHERE expires_at <= ? LIMIT ?)`, n, batch)
 			return err
 		})
-		if err != nil {
-			return res, fmt.Errorf("purge idempotency keys: %w", err)
-		}
-		if keys == 0 {
-			break
-		}
-		res.Batches++
-		res.IdempotencyKeys += int(keys)
-		if keys < int64(batch) {
-			break
-		}
-	}
-	if res.Tasks > 0 || res.IdempotencyKeys > 0 {
+		return b, err
+	})
+	if err == nil && (res.Tasks > 0 || res.IdempotencyKeys > 0) {
 		db.log.Debug("purged", "tasks", res.Tasks, "events", res.Events, "idempotency_keys", res.IdempotencyKeys)
 	}
-	return res, nil
+	return res, err
 }
 
 // affected runs a statement and returns the rows it changed.

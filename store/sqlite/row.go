@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/internal/backend"
 )
 
 // now returns the current time at the store's precision (milliseconds).
@@ -33,25 +34,6 @@ func fromNullMS(v sql.NullInt64) time.Time {
 		return time.Time{}
 	}
 	return fromMS(v.Int64)
-}
-
-// payloadArgs returns the codec and data column values of p; the zero
-// Payload is two NULLs.
-func payloadArgs(p store.Payload) (codec, data any) {
-	if p.IsZero() {
-		return nil, nil
-	}
-	if p.Data == nil {
-		return p.Codec, []byte{}
-	}
-	return p.Codec, p.Data
-}
-
-func toPayload(codec sql.NullString, data []byte) store.Payload {
-	if !codec.Valid && data == nil {
-		return store.Payload{}
-	}
-	return store.Payload{Codec: codec.String, Data: data}
 }
 
 // taskColumns lists the tasks columns in the order scanTask reads them.
@@ -84,7 +66,7 @@ func scanTask(s scanner) (*store.Task, error) {
 	var (
 		t                                      store.Task
 		kind, status, onRestart, retry         string
-		inCodec, cpCodec, outCodec, errDtCodec sql.NullString
+		inCodec, cpCodec, outCodec, errDtCodec *string
 		in, cp, out, errDt                     []byte
 		errCode, errMsg, errType, parent       sql.NullString
 		errNonRetryable                        sql.NullInt64
@@ -102,7 +84,7 @@ func scanTask(s scanner) (*store.Task, error) {
 		return nil, err
 	}
 	if progress.Valid {
-		if t.Progress, err = unmarshalProgress(progress.String); err != nil {
+		if t.Progress, err = backend.UnmarshalProgress(progress.String); err != nil {
 			return nil, fmt.Errorf("task %s: %w", t.ID, err)
 		}
 	}
@@ -110,19 +92,19 @@ func scanTask(s scanner) (*store.Task, error) {
 	t.Status = store.Status(status)
 	t.OnRestart = store.OnRestart(onRestart)
 	t.Timeout = time.Duration(timeoutMS) * time.Millisecond
-	if err := unmarshalRetry(retry, &t.Retry); err != nil {
+	if err := backend.UnmarshalRetry(retry, &t.Retry); err != nil {
 		return nil, fmt.Errorf("task %s: %w", t.ID, err)
 	}
-	t.Input = toPayload(inCodec, in)
-	t.Checkpoint = toPayload(cpCodec, cp)
-	t.Output = toPayload(outCodec, out)
+	t.Input = backend.ToPayload(inCodec, in)
+	t.Checkpoint = backend.ToPayload(cpCodec, cp)
+	t.Output = backend.ToPayload(outCodec, out)
 	if errCode.Valid {
 		t.Error = &store.TaskError{
 			Code:         errCode.String,
 			Message:      errMsg.String,
 			Type:         errType.String,
 			NonRetryable: errNonRetryable.Int64 != 0,
-			Details:      toPayload(errDtCodec, errDt),
+			Details:      backend.ToPayload(errDtCodec, errDt),
 		}
 	}
 	t.ParentTaskID = parent.String
@@ -135,73 +117,12 @@ func scanTask(s scanner) (*store.Task, error) {
 	return &t, nil
 }
 
-// progressJSON is the stored form of a task's progress, its time in Unix
-// milliseconds.
-type progressJSON struct {
-	Done      int64  `json:"done"`
-	Total     int64  `json:"total"`
-	Message   string `json:"message,omitempty"`
-	UpdatedAt int64  `json:"updated_at"`
-}
-
-func marshalProgress(p *store.TaskProgress) string {
-	b, _ := json.Marshal(progressJSON{Done: p.Done, Total: p.Total, Message: p.Message, UpdatedAt: ms(p.UpdatedAt)})
-	return string(b)
-}
-
-func unmarshalProgress(s string) (*store.TaskProgress, error) {
-	var j progressJSON
-	if err := json.Unmarshal([]byte(s), &j); err != nil {
-		return nil, fmt.Errorf("progress: %w", err)
-	}
-	return &store.TaskProgress{Done: j.Done, Total: j.Total, Message: j.Message, UpdatedAt: fromMS(j.UpdatedAt)}, nil
-}
-
-// retryJSON is the stored form of a retry policy, durations in
-// milliseconds.
-type retryJSON struct {
-	InitialIntervalMS      int64    `json:"initial_interval_ms,omitempty"`
-	BackoffCoefficient     float64  `json:"backoff_coefficient,omitempty"`
-	MaximumIntervalMS      int64    `json:"maximum_interval_ms,omitempty"`
-	MaximumAttempts        int      `json:"maximum_attempts,omitempty"`
-	NonRetryableErrorTypes []string `json:"non_retryable_error_types,omitempty"`
-	TotalTimeoutMS         int64    `json:"total_timeout_ms,omitempty"`
-}
-
-func marshalRetry(p store.RetryPolicy) (string, error) {
-	b, err := json.Marshal(retryJSON{
-		InitialIntervalMS:      p.InitialInterval.Milliseconds(),
-		BackoffCoefficient:     p.BackoffCoefficient,
-		MaximumIntervalMS:      p.MaximumInterval.Milliseconds(),
-		MaximumAttempts:        p.MaximumAttempts,
-		NonRetryableErrorTypes: p.NonRetryableErrorTypes,
-		TotalTimeoutMS:         p.TotalTimeout.Milliseconds(),
-	})
-	return string(b), err
-}
-
-func unmarshalRetry(s string, p *store.RetryPolicy) error {
-	var r retryJSON
-	if err := json.Unmarshal([]byte(s), &r); err != nil {
-		return fmt.Errorf("retry policy: %w", err)
-	}
-	*p = store.RetryPolicy{
-		InitialInterval:        time.Duration(r.InitialIntervalMS) * time.Millisecond,
-		BackoffCoefficient:     r.BackoffCoefficient,
-		MaximumInterval:        time.Duration(r.MaximumIntervalMS) * time.Millisecond,
-		MaximumAttempts:        r.MaximumAttempts,
-		NonRetryableErrorTypes: r.NonRetryableErrorTypes,
-		TotalTimeout:           time.Duration(r.TotalTimeoutMS) * time.Millisecond,
-	}
-	return nil
-}
-
 // errorArgs returns the six error column values of e.
 func errorArgs(e *store.TaskError) []any {
 	if e == nil {
 		return []any{nil, nil, nil, nil, nil, nil}
 	}
-	codec, data := payloadArgs(e.Details)
+	codec, data := backend.PayloadArgs(e.Details)
 	nr := 0
 	if e.NonRetryable {
 		nr = 1

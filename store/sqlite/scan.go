@@ -3,144 +3,104 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 
 	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/internal/backend"
 )
-
-// scanPage is the number of rows read per query of PayloadScan; fn runs
-// between queries, never while a read is open.
-const scanPage = 250
 
 // PayloadScan implements store.Store. It reports the durable value columns
 // of tasks (input, checkpoint, output, error_details), every event payload,
-// and the stored bodies of idempotency keys.
+// and the stored bodies of idempotency keys, backend.ScanPage rows per
+// query.
 func (db *DB) PayloadScan(ctx context.Context, fn func(*store.ScannedPayload) error) error {
-	if err := db.scanTasks(ctx, fn); err != nil {
+	if err := backend.Scan(db.scanTasks(ctx), fn); err != nil {
 		return fmt.Errorf("scan payloads: tasks: %w", err)
 	}
-	if err := db.scanEvents(ctx, fn); err != nil {
+	if err := backend.Scan(db.scanEvents(ctx), fn); err != nil {
 		return fmt.Errorf("scan payloads: task_events: %w", err)
 	}
-	if err := db.scanKeys(ctx, fn); err != nil {
+	if err := backend.Scan(db.scanKeys(ctx), fn); err != nil {
 		return fmt.Errorf("scan payloads: idempotency_keys: %w", err)
 	}
 	return nil
 }
 
-func (db *DB) scanTasks(ctx context.Context, fn func(*store.ScannedPayload) error) error {
-	fields := []string{"input", "checkpoint", "output", "error_details"}
-	for cursor := ""; ; {
+// scanPage is one page of backend.Scan.
+type scanPage = func() ([]*store.ScannedPayload, int, error)
+
+func (db *DB) scanTasks(ctx context.Context) scanPage {
+	cursor := ""
+	return func() ([]*store.ScannedPayload, int, error) {
 		rows, err := db.query(ctx, `SELECT id, input_codec, input, checkpoint_codec, checkpoint, output_codec, output,
-			error_details_codec, error_details FROM tasks WHERE id > ? ORDER BY id LIMIT ?`, cursor, scanPage)
-		if err != nil {
-			return err
-		}
-		var (
-			page []*store.ScannedPayload
-			n    int
-		)
-		for rows.Next() {
-			n++
+			error_details_codec, error_details FROM tasks WHERE id > ? ORDER BY id LIMIT ?`, cursor, backend.ScanPage)
+		return readPage(rows, err, func(page []*store.ScannedPayload) ([]*store.ScannedPayload, error) {
 			var (
-				id     string
-				codecs [4]sql.NullString
+				codecs [4]*string
 				data   [4][]byte
 			)
-			if err := rows.Scan(&id, &codecs[0], &data[0], &codecs[1], &data[1], &codecs[2], &data[2],
+			if err := rows.Scan(&cursor, &codecs[0], &data[0], &codecs[1], &data[1], &codecs[2], &data[2],
 				&codecs[3], &data[3]); err != nil {
-				rows.Close()
-				return classify(err)
+				return nil, err
 			}
-			cursor = id
-			for i, f := range fields {
-				if !codecs[i].Valid && data[i] == nil {
-					continue
-				}
-				page = append(page, &store.ScannedPayload{
-					Table: "tasks", Row: id, Field: f,
-					Payload: store.Payload{Codec: codecs[i].String, Data: data[i]},
-				})
-			}
-		}
-		if last, err := deliverPage(rows, page, n, fn); err != nil || last {
-			return err
-		}
+			return backend.TaskPayloads(page, cursor, codecs, data), nil
+		})
 	}
 }
 
-func (db *DB) scanEvents(ctx context.Context, fn func(*store.ScannedPayload) error) error {
+func (db *DB) scanEvents(ctx context.Context) scanPage {
 	taskID, seq := "", int64(-1)
-	for {
+	return func() ([]*store.ScannedPayload, int, error) {
 		rows, err := db.query(ctx, `SELECT task_id, seq, payload FROM task_events
-			WHERE (task_id, seq) > (?, ?) ORDER BY task_id, seq LIMIT ?`, taskID, seq, scanPage)
-		if err != nil {
-			return err
-		}
-		var page []*store.ScannedPayload
-		for rows.Next() {
+			WHERE (task_id, seq) > (?, ?) ORDER BY task_id, seq LIMIT ?`, taskID, seq, backend.ScanPage)
+		return readPage(rows, err, func(page []*store.ScannedPayload) ([]*store.ScannedPayload, error) {
 			var payload string
 			if err := rows.Scan(&taskID, &seq, &payload); err != nil {
-				rows.Close()
-				return classify(err)
+				return nil, err
 			}
-			page = append(page, &store.ScannedPayload{
-				Table: "task_events", Row: fmt.Sprintf("%s#%d", taskID, seq),
-				Field: "payload", Document: json.RawMessage(payload),
-			})
-		}
-		if last, err := deliverPage(rows, page, len(page), fn); err != nil || last {
-			return err
-		}
+			return append(page, backend.EventPayload(taskID, seq, payload)), nil
+		})
 	}
 }
 
-func (db *DB) scanKeys(ctx context.Context, fn func(*store.ScannedPayload) error) error {
+func (db *DB) scanKeys(ctx context.Context) scanPage {
 	client, key := "", ""
-	for {
+	return func() ([]*store.ScannedPayload, int, error) {
 		rows, err := db.query(ctx, `SELECT client_id, key, body FROM idempotency_keys
-			WHERE (client_id, key) > (?, ?) ORDER BY client_id, key LIMIT ?`, client, key, scanPage)
-		if err != nil {
-			return err
-		}
-		var (
-			page []*store.ScannedPayload
-			n    int
-		)
-		for rows.Next() {
+			WHERE (client_id, key) > (?, ?) ORDER BY client_id, key LIMIT ?`, client, key, backend.ScanPage)
+		return readPage(rows, err, func(page []*store.ScannedPayload) ([]*store.ScannedPayload, error) {
 			var body []byte
 			if err := rows.Scan(&client, &key, &body); err != nil {
-				rows.Close()
-				return classify(err)
+				return nil, err
 			}
-			n++
-			if len(body) == 0 {
-				continue
+			if sp := backend.KeyPayload(client, key, body); sp != nil {
+				page = append(page, sp)
 			}
-			page = append(page, &store.ScannedPayload{
-				Table: "idempotency_keys", Row: client + "/" + key,
-				Field: "body", Document: json.RawMessage(body),
-			})
-		}
-		if last, err := deliverPage(rows, page, n, fn); err != nil || last {
-			return err
-		}
+			return page, nil
+		})
 	}
 }
 
-// deliverPage ends one page of a scan: it closes rows, hands every payload
-// read to fn, and reports whether the page was the last one (fewer than
-// scanPage rows read).
-func deliverPage(rows *sql.Rows, page []*store.ScannedPayload, n int, fn func(*store.ScannedPayload) error) (last bool, err error) {
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return false, classify(err)
+// readPage reads every row of one page of a scan with row, which scans
+// the current row and appends its payloads, and closes rows. It returns
+// the payloads and the number of rows read.
+func readPage(rows *sql.Rows, err error, row func([]*store.ScannedPayload) ([]*store.ScannedPayload, error)) ([]*store.ScannedPayload, int, error) {
+	if err != nil {
+		return nil, 0, err
 	}
-	for _, sp := range page {
-		if err := fn(sp); err != nil {
-			return false, err
+	defer rows.Close()
+	var (
+		page []*store.ScannedPayload
+		n    int
+	)
+	for rows.Next() {
+		n++
+		if page, err = row(page); err != nil {
+			return nil, 0, classify(err)
 		}
 	}
-	return n < scanPage, nil
+	if err := rows.Err(); err != nil {
+		return nil, 0, classify(err)
+	}
+	return page, n, nil
 }

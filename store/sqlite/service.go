@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/internal/backend"
 )
 
 const serviceColumns = "service_id, retention_ms, idempotency_ttl_ms, created_at, updated_at"
@@ -54,13 +55,7 @@ func (db *DB) ServiceInit(ctx context.Context, p *store.ServiceInitParams) (*sto
 			return err
 		}
 		n := now()
-		c = &store.ServiceConfig{
-			ID:                store.NewID(store.ServiceIDPrefix),
-			CreatedAt:         n,
-			UpdatedAt:         n,
-			RetentionPeriod:   orDefault(p.RetentionPeriod, store.DefaultRetentionPeriod).Truncate(time.Millisecond),
-			IdempotencyKeyTTL: orDefault(p.IdempotencyKeyTTL, store.DefaultIdempotencyKeyTTL).Truncate(time.Millisecond),
-		}
+		c = backend.NewServiceConfig(p, n)
 		if _, err := t.exec("INSERT INTO service_config (id, "+serviceColumns+") VALUES (1, ?, ?, ?, ?, ?)",
 			c.ID, c.RetentionPeriod.Milliseconds(), c.IdempotencyKeyTTL.Milliseconds(), ms(n), ms(n)); err != nil {
 			return err

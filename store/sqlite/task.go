@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/internal/backend"
 )
 
 // TaskInsert implements store.Store.
@@ -20,7 +21,7 @@ func (db *DB) TaskInsert(ctx context.Context, p *store.TaskInsertParams) (*store
 	if id == "" {
 		id = store.NewID(store.TaskIDPrefix)
 	}
-	retry, err := marshalRetry(p.Retry)
+	retry, err := backend.MarshalRetry(p.Retry)
 	if err != nil {
 		return nil, fmt.Errorf("insert task: %w", err)
 	}
@@ -59,37 +60,16 @@ func (db *DB) TaskInsert(ctx context.Context, p *store.TaskInsertParams) (*store
 // status events of a claim and a start, as a caller that runs it at once
 // needs (one row write, and no trip through the queue's index).
 func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, start bool, n time.Time) (*store.Task, error) {
-	task := &store.Task{
-		ID:            id,
-		Module:        p.Module,
-		ModuleDigest:  p.ModuleDigest,
-		Function:      p.Function,
-		Kind:          orDefault(p.Kind, store.KindActivity),
-		Input:         p.Input,
-		Status:        store.StatusQueued,
-		OnRestart:     orDefault(p.OnRestart, store.OnRestartFail),
-		Timeout:       p.Timeout.Truncate(time.Millisecond),
-		MemoryLimit:   max(p.MemoryLimit, 0),
-		Retry:         p.Retry,
-		OwnerClientID: owner,
-		ParentTaskID:  p.ParentTaskID,
-		NotBefore:     n,
-		CreatedAt:     n,
-		UpdatedAt:     n,
-	}
-	if !p.NotBefore.IsZero() {
-		task.NotBefore = p.NotBefore.UTC().Truncate(time.Millisecond)
+	task, err := backend.NewTask(p, id, owner, start, n)
+	if err != nil {
+		return nil, err
 	}
 	if start {
-		if task.NotBefore.After(n) {
-			return nil, fmt.Errorf("%w: a task that starts at once has no later not_before", store.ErrInvalid)
-		}
-		task.Status, task.Attempt, task.StartedAt, task.LastSeq = store.StatusRunning, 1, n, 2
 		newGrant(p.Host, p.LeaseTTL).apply(task, n)
 	} else {
 		t.workAppeared()
 	}
-	inCodec, in := payloadArgs(task.Input)
+	inCodec, in := backend.PayloadArgs(task.Input)
 	var parent, started any
 	if task.ParentTaskID != "" {
 		parent = task.ParentTaskID
@@ -97,7 +77,7 @@ func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, star
 	if start {
 		started = ms(n)
 	}
-	_, err := t.exec(`INSERT INTO tasks (id, module, module_digest, function, kind, input_codec, input, status,
+	_, err = t.exec(`INSERT INTO tasks (id, module, module_digest, function, kind, input_codec, input, status,
 		on_restart, timeout_ms, retry, attempt, owner_client_id, parent_task_id, not_before, created_at, updated_at,
 		started_at, last_seq, memory_limit, lease_host, lease_token, lease_expires_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -111,28 +91,19 @@ func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, star
 		}
 		return nil, err
 	}
-	if err := t.insertEvent(task.ID, 0, store.EventResponseCreated, statusPayload(store.StatusQueued, "", 0, ""), n); err != nil {
+	if err := t.insertEvent(task.ID, 0, store.EventResponseCreated, store.StatusPayload(store.StatusQueued, "", 0, ""), n); err != nil {
 		return nil, err
 	}
 	if start {
-		if err := t.insertEvent(task.ID, 1, store.EventStatusChanged, statusPayload(store.StatusLoading, store.StatusQueued, 1, ""), n); err != nil {
+		if err := t.insertEvent(task.ID, 1, store.EventStatusChanged, store.StatusPayload(store.StatusLoading, store.StatusQueued, 1, ""), n); err != nil {
 			return nil, err
 		}
-		if err := t.insertEvent(task.ID, 2, store.EventResponseInProgress, statusPayload(store.StatusRunning, store.StatusLoading, 1, ""), n); err != nil {
+		if err := t.insertEvent(task.ID, 2, store.EventResponseInProgress, store.StatusPayload(store.StatusRunning, store.StatusLoading, 1, ""), n); err != nil {
 			return nil, err
 		}
 	}
 	t.cachePut(task)
 	return task, nil
-}
-
-// orDefault returns v, or def when v is the zero value.
-func orDefault[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 // TaskGet implements store.Store.
@@ -262,13 +233,8 @@ func (db *DB) TaskTransition(ctx context.Context, p *store.TaskTransitionParams)
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("transition task: %w", err)
 	}
-	m := &move{to: p.To, reason: p.Reason, events: p.Events, notBefore: p.NotBefore, clearCheckpoint: p.ClearCheckpoint, fence: p.Lease}
-	switch p.To {
-	case store.StatusCompleted:
-		m.output = p.Output
-	case store.StatusFailed, store.StatusCancelled:
-		m.err = p.Error
-	}
+	m := withChange(backend.TransitionChange(p))
+	m.reason, m.events, m.fence = p.Reason, p.Events, p.Lease
 	var task *store.Task
 	err := db.write(ctx, func(t *tx) error {
 		n := now()
@@ -286,7 +252,7 @@ func (db *DB) TaskTransition(ctx context.Context, p *store.TaskTransitionParams)
 		return nil
 	})
 	if err != nil {
-		return conflictTask(task, err), fmt.Errorf("transition task: %w", err)
+		return backend.ConflictTask(task, err), fmt.Errorf("transition task: %w", err)
 	}
 	return task, nil
 }
@@ -301,15 +267,11 @@ func (db *DB) TaskCancel(ctx context.Context, id string) (*store.Task, bool, err
 		changed = false
 		return t.withTask(id, func(cur *store.Task) error {
 			task = cur
-			m := &move{reason: "cancel_requested"}
-			switch cur.Status {
-			case store.StatusQueued, store.StatusLoading:
-				m.to = store.StatusCancelled
-			case store.StatusRunning:
-				m.to = store.StatusCancelling
-			default:
+			to, ok := backend.CancelTarget(cur.Status)
+			if !ok {
 				return nil // cancelling or finished: nothing to do
 			}
+			m := &move{to: to, reason: "cancel_requested"}
 			if err := t.move(cur, m, now()); err != nil {
 				return err
 			}
@@ -443,7 +405,7 @@ func (db *DB) TaskCheckpoint(ctx context.Context, p *store.TaskCheckpointParams)
 			cur.Checkpoint = p.Checkpoint
 			cur.UpdatedAt = n
 			cur.LastSeq += int64(len(p.Events))
-			codec, data := payloadArgs(cur.Checkpoint)
+			codec, data := backend.PayloadArgs(cur.Checkpoint)
 			if err := t.execOne(`UPDATE tasks SET checkpoint_codec = ?, checkpoint = ?, updated_at = ?, last_seq = ?
 				WHERE id = ? AND last_seq = ?`, codec, data, ms(n), cur.LastSeq, cur.ID, prev); err != nil {
 				return err
@@ -453,17 +415,7 @@ func (db *DB) TaskCheckpoint(ctx context.Context, p *store.TaskCheckpointParams)
 		})
 	})
 	if err != nil {
-		return conflictTask(task, err), fmt.Errorf("checkpoint task: %w", err)
+		return backend.ConflictTask(task, err), fmt.Errorf("checkpoint task: %w", err)
 	}
 	return task, nil
-}
-
-// conflictTask returns task, the current row, when err is a lost
-// compare-and-set or a lost lease, and nil otherwise: after any other
-// failure nothing reliable can be said about the task.
-func conflictTask(task *store.Task, err error) *store.Task {
-	if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrLeaseLost) {
-		return task
-	}
-	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/internal/backend"
 )
 
 // workflowClaimBatch bounds the rows one WorkflowClaim reads per query.
@@ -24,7 +25,7 @@ func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams)
 	var started *store.Task
 	retries := make([]string, len(p.Children))
 	for i, c := range p.Children {
-		r, err := marshalRetry(c.Retry)
+		r, err := backend.MarshalRetry(c.Retry)
 		if err != nil {
 			return nil, fmt.Errorf("commit workflow: %w", err)
 		}
@@ -116,7 +117,7 @@ func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams)
 		return nil
 	})
 	if err != nil {
-		cur, child := conflictTask(task, err), endCur
+		cur, child := backend.ConflictTask(task, err), endCur
 		if cur != nil || child != nil {
 			return &store.WorkflowCommitResult{Task: cur, Ended: child}, fmt.Errorf("commit workflow: %w", err)
 		}
@@ -129,12 +130,8 @@ func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams)
 // end, for a WorkflowCommit that folds it in. When the child's lease is
 // lost, *cur is set to the child as it is.
 func (t *tx) endChild(parentID string, p *store.TaskTransitionParams, n time.Time, cur **store.Task) (*store.Task, error) {
-	m := &move{to: p.To, reason: p.Reason, events: p.Events, clearCheckpoint: p.ClearCheckpoint}
-	if p.To == store.StatusCompleted {
-		m.output = p.Output
-	} else {
-		m.err = p.Error
-	}
+	m := withChange(backend.TransitionChange(p))
+	m.reason, m.events = p.Reason, p.Events
 	var out *store.Task
 	err := t.withTask(p.ID, func(child *store.Task) error {
 		out = child
@@ -142,11 +139,8 @@ func (t *tx) endChild(parentID string, p *store.TaskTransitionParams, n time.Tim
 			*cur = child
 			return err
 		}
-		switch {
-		case child.ParentTaskID != parentID:
-			return fmt.Errorf("%w: task %s is not a child of %s", store.ErrInvalid, child.ID, parentID)
-		case child.Status != store.StatusRunning:
-			return fmt.Errorf("%w: task %s is %s, expected running", store.ErrConflict, child.ID, child.Status)
+		if err := backend.CheckChildEnd(child, parentID); err != nil {
+			return err
 		}
 		return t.move(child, m, n)
 	})
@@ -161,15 +155,7 @@ func (t *tx) endChild(parentID string, p *store.TaskTransitionParams, n time.Tim
 func (t *tx) checkWaiting(task *store.Task) error {
 	var attempt int
 	err := t.scanRow("SELECT attempt FROM workflow_waits WHERE task_id = ?", []any{task.ID}, &attempt)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return fmt.Errorf("%w: workflow %s is not waiting", store.ErrConflict, task.ID)
-	case err != nil:
-		return err
-	case attempt != task.Attempt:
-		return fmt.Errorf("%w: workflow %s waits in attempt %d, not %d", store.ErrConflict, task.ID, attempt, task.Attempt)
-	}
-	return nil
+	return backend.CheckWaiting(task, attempt, err)
 }
 
 // WorkflowChildEnd implements store.Store.
@@ -177,13 +163,8 @@ func (db *DB) WorkflowChildEnd(ctx context.Context, p *store.TaskTransitionParam
 	if err := p.ValidateChildEnd(); err != nil {
 		return nil, fmt.Errorf("end child task: %w", err)
 	}
-	m := &move{to: p.To, reason: p.Reason, events: p.Events, clearCheckpoint: p.ClearCheckpoint, fence: p.Lease}
-	switch p.To {
-	case store.StatusCompleted:
-		m.output = p.Output
-	case store.StatusFailed, store.StatusCancelled:
-		m.err = p.Error
-	}
+	m := withChange(backend.TransitionChange(p))
+	m.reason, m.events, m.fence = p.Reason, p.Events, p.Lease
 	g := newGrant(p.Host, p.LeaseTTL)
 	res := &store.WorkflowChildEndResult{}
 	err := db.write(ctx, func(t *tx) error {
@@ -229,7 +210,7 @@ func (db *DB) WorkflowChildEnd(ctx context.Context, p *store.TaskTransitionParam
 		return nil
 	})
 	if err != nil {
-		if cur := conflictTask(res.Task, err); cur != nil {
+		if cur := backend.ConflictTask(res.Task, err); cur != nil {
 			return &store.WorkflowChildEndResult{Task: cur}, fmt.Errorf("end child task: %w", err)
 		}
 		return nil, fmt.Errorf("end child task: %w", err)
@@ -247,7 +228,7 @@ func (t *tx) insertChild(parent *store.Task, p *store.TaskInsertParams, retry st
 	child := *p
 	child.ParentTaskID = parent.ID
 	child.Host, child.LeaseTTL = g.host, g.ttl
-	return t.insertTask(&child, id, orDefault(p.OwnerClientID, parent.OwnerClientID), retry, start, n)
+	return t.insertTask(&child, id, backend.OrDefault(p.OwnerClientID, parent.OwnerClientID), retry, start, n)
 }
 
 // WorkflowClaim implements store.Store. A row whose task is no longer
@@ -339,7 +320,7 @@ func (db *DB) WorkflowResume(ctx context.Context, p *store.WorkflowResumeParams)
 	}
 	ids := p.IDs
 	for len(ids) > 0 {
-		batch := ids[:min(len(ids), recoverBatch)]
+		batch := ids[:min(len(ids), backend.RecoverBatch)]
 		ids = ids[len(batch):]
 		err := db.write(ctx, func(t *tx) error {
 			at := ms(now())

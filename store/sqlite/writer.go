@@ -197,7 +197,7 @@ func (w *writer) runBatch(batch []*job) {
 		w.commits = 0
 		w.ckpt.request()
 	}
-	w.watch.notify(touched)
+	w.watch.Notify(touched)
 	for i, j := range live {
 		j.done <- errs[i]
 		w.pending.Add(-1)

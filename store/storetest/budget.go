@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/storetest/internal/check"
 )
 
 // recordGate is a store.ClaimGate that admits up to perOwner tasks of each
@@ -134,14 +135,14 @@ func testBudget(t *testing.T, newStore func(testing.TB) store.Store) {
 		res, err := s.WorkflowClaim(ctx, &store.WorkflowClaimParams{Limit: 10, Gate: g})
 		require.NoError(t, err)
 		require.Empty(t, g.queued)
-		require.ElementsMatch(t, []string{ids[0], ids[2]}, idsOf(res.Tasks), "one workflow per owner")
+		require.ElementsMatch(t, []string{ids[0], ids[2]}, check.IDsOf(res.Tasks), "one workflow per owner")
 		require.True(t, res.Refused)
 		require.Contains(t, g.asked, int64(20), "the gate is asked with the workflow's memory limit")
 
 		// The refused one is still waiting and due.
 		res, err = s.WorkflowClaim(ctx, &store.WorkflowClaimParams{Limit: 10})
 		require.NoError(t, err)
-		require.Equal(t, []string{ids[1]}, idsOf(res.Tasks))
+		require.Equal(t, []string{ids[1]}, check.IDsOf(res.Tasks))
 		require.False(t, res.Refused)
 	})
 }

@@ -13,14 +13,12 @@
 package storetest
 
 import (
-	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/require"
-
 	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/storetest/internal/check"
+	"github.com/weft-run/weft/store/storetest/internal/workflowcases"
 )
 
 // Run runs the conformance suite. newStore must return a fresh, empty store
@@ -47,10 +45,10 @@ func Run(t *testing.T, newStore func(testing.TB) store.Store) {
 		{"Pairing", testPairing},
 		{"Module", testModule},
 		{"Service", testService},
-		{"Workflow", testWorkflow},
-		{"WorkflowWait", testWorkflowWait},
-		{"WorkflowHandOff", testWorkflowHandOff},
-		{"WorkflowFold", testWorkflowFold},
+		{"Workflow", workflowcases.Workflow},
+		{"WorkflowWait", workflowcases.Wait},
+		{"WorkflowHandOff", workflowcases.HandOff},
+		{"WorkflowFold", workflowcases.Fold},
 		{"PayloadScan", testPayloadScan},
 		{"Budget", testBudget},
 		{"Progress", testProgress},
@@ -66,158 +64,65 @@ func Run(t *testing.T, newStore func(testing.TB) store.Store) {
 }
 
 // Digest is a well-formed module digest for tests.
-const Digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+const Digest = check.Digest
 
 // Frame returns an opaque frame for tests: the store must keep the bytes
 // exactly, whatever they are.
-func Frame(s string) store.Payload {
-	return store.Payload{Codec: "avro", Data: append([]byte{0xc3, 0x01, 0xe2, 0xa3, 0x3d, 0xff, 0x55, 0x80, 0x22, 0x37, 0x0a}, s...)}
-}
+func Frame(s string) store.Payload { return check.Frame(s) }
 
 // MustInsertTask inserts a task with test defaults for the required fields
 // that p leaves empty.
 func MustInsertTask(tb testing.TB, s store.Store, p *store.TaskInsertParams) *store.Task {
 	tb.Helper()
-	if p == nil {
-		p = &store.TaskInsertParams{}
-	}
-	if p.Module == "" {
-		p.Module = "echo"
-	}
-	if p.ModuleDigest == "" {
-		p.ModuleDigest = Digest
-	}
-	if p.Function == "" {
-		p.Function = "echo"
-	}
-	t, err := s.TaskInsert(tb.Context(), p)
-	require.NoError(tb, err)
-	return t
+	return check.MustInsertTask(tb, s, p)
 }
 
 // MustTransition moves a task from one status to another.
 func MustTransition(tb testing.TB, s store.Store, p *store.TaskTransitionParams) *store.Task {
 	tb.Helper()
-	t, err := s.TaskTransition(tb.Context(), p)
-	require.NoError(tb, err)
-	require.Equal(tb, p.To, t.Status)
-	return t
+	return check.MustTransition(tb, s, p)
 }
 
 // MustRunning inserts a task and brings it to running through claim and
 // transition, as a worker would.
 func MustRunning(tb testing.TB, s store.Store, p *store.TaskInsertParams) *store.Task {
 	tb.Helper()
-	t := MustInsertTask(tb, s, p)
-	MustLoading(tb, s, t.ID)
-	return MustTransition(tb, s, &store.TaskTransitionParams{ID: t.ID, From: []store.Status{store.StatusLoading}, To: store.StatusRunning})
+	return check.MustRunning(tb, s, p)
 }
 
 // MustLoading moves a queued task to loading, as TaskClaim does, with a
 // CAS transition so that only that task is affected.
 func MustLoading(tb testing.TB, s store.Store, id string) *store.Task {
 	tb.Helper()
-	return MustTransition(tb, s, &store.TaskTransitionParams{ID: id, From: []store.Status{store.StatusQueued}, To: store.StatusLoading})
+	return check.MustLoading(tb, s, id)
 }
 
 // MustEvents returns every event of a task.
 func MustEvents(tb testing.TB, s store.Store, id string) []*store.Event {
 	tb.Helper()
-	var out []*store.Event
-	for from := int64(0); ; {
-		page, err := s.EventList(tb.Context(), &store.EventListParams{TaskID: id, From: from, Limit: 1000})
-		require.NoError(tb, err)
-		out = append(out, page...)
-		if len(page) < 1000 {
-			return out
-		}
-		from = page[len(page)-1].Seq + 1
-	}
+	return check.MustEvents(tb, s, id)
 }
 
 // EventStatus returns the status an event records and whether it records
 // one: the "status" field of a status event's payload.
 func EventStatus(tb testing.TB, e *store.Event) (store.Status, bool) {
 	tb.Helper()
-	if !store.IsStatusEvent(e.Type) {
-		return "", false
-	}
-	var p struct {
-		Status store.Status `json:"status"`
-	}
-	require.NoError(tb, json.Unmarshal(e.Payload, &p), "event %s#%d payload", e.TaskID, e.Seq)
-	require.True(tb, p.Status.Valid(), "event %s#%d has no valid status: %s", e.TaskID, e.Seq, e.Payload)
-	return p.Status, true
+	return check.EventStatus(tb, e)
 }
 
 // MustCheckLog checks the invariants of one task's log and returns the
-// task: sequence numbers run 0..LastSeq with no gap; the first event is
-// response.created; every status event follows the state machine from the
-// previous one; the task's status is the one its last status event records;
-// a finished task has exactly one terminal event, its last, carrying the
-// response.
+// task (see check.MustCheckLog): sequence numbers run 0..LastSeq with no
+// gap; the first event is response.created; every status event follows
+// the state machine from the previous one; the task's status is the one
+// its last status event records; a finished task has exactly one terminal
+// event, its last, carrying the response.
 func MustCheckLog(tb testing.TB, s store.Store, id string) *store.Task {
 	tb.Helper()
-	task, err := s.TaskGet(tb.Context(), id)
-	require.NoError(tb, err)
-	events := MustEvents(tb, s, id)
-	require.NotEmpty(tb, events, "task %s has no events", id)
-	require.Equal(tb, store.EventResponseCreated, events[0].Type, "task %s: first event", id)
-	var (
-		status    store.Status
-		terminals int
-	)
-	for i, e := range events {
-		require.Equal(tb, int64(i), e.Seq, "task %s: sequence gap", id)
-		require.Equal(tb, id, e.TaskID)
-		require.True(tb, json.Valid(e.Payload), "task %s#%d: payload is not JSON", id, e.Seq)
-		st, ok := EventStatus(tb, e)
-		if !ok {
-			continue
-		}
-		switch {
-		case i == 0:
-			require.Equal(tb, store.StatusQueued, st, "task %s: response.created status", id)
-		case e.Type == store.EventRecovered:
-			// Recovery keeps a running task running; a takeover records
-			// the status it found before it moves the task on.
-			require.Equal(tb, status, st, "task %s#%d: recovered from %s", id, e.Seq, status)
-			require.Contains(tb, []store.Status{store.StatusLoading, store.StatusRunning, store.StatusCancelling}, st,
-				"task %s#%d: recovered in %s", id, e.Seq, st)
-		default:
-			require.True(tb, store.CanTransition(status, st), "task %s#%d: %s → %s is not a transition", id, e.Seq, status, st)
-		}
-		status = st
-		if store.IsTerminalEvent(e.Type) {
-			terminals++
-			require.Equal(tb, len(events)-1, i, "task %s: events after the terminal event", id)
-			require.Equal(tb, store.TerminalEventType(st), e.Type, "task %s: terminal type and status", id)
-			var resp store.Response
-			require.NoError(tb, json.Unmarshal(e.Payload, &resp))
-			require.Equal(tb, store.ResponseIDFor(id), resp.ID)
-			require.Equal(tb, id, resp.TaskID)
-		}
-	}
-	require.Equal(tb, int64(len(events)-1), task.LastSeq, "task %s: last_seq", id)
-	require.Equal(tb, task.Status, status, "task %s: status disagrees with its last status event", id)
-	if task.Status.IsTerminal() {
-		require.Equal(tb, 1, terminals, "task %s: terminal events", id)
-		require.False(tb, task.FinishedAt.IsZero())
-	} else {
-		require.Zero(tb, terminals, "task %s: terminal event on an unfinished task", id)
-		require.True(tb, task.FinishedAt.IsZero())
-	}
-	return task
+	return check.MustCheckLog(tb, s, id)
 }
 
 // types returns the event types of a log, for compact assertions.
-func types(events []*store.Event) string {
-	parts := make([]string, len(events))
-	for i, e := range events {
-		parts[i] = e.Type
-	}
-	return strings.Join(parts, " ")
-}
+func types(events []*store.Event) string { return check.Types(events) }
 
 // hash returns a distinct 32-byte value for test token and code hashes.
 func hash(s string) []byte {

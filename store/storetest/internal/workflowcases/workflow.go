@@ -1,4 +1,4 @@
-package storetest
+package workflowcases
 
 import (
 	"encoding/json"
@@ -8,24 +8,25 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/storetest/internal/check"
 )
 
-// testWorkflow covers what workflows need beyond single tasks: child
+// Workflow covers what workflows need beyond single tasks: child
 // activity tasks journaled on the parent in the same transaction, and the
 // parent woken when a child finishes.
-func testWorkflow(t *testing.T, newStore func(testing.TB) store.Store) {
+func Workflow(t *testing.T, newStore func(testing.TB) store.Store) {
 	t.Run("ChildTasksJournalOnParent", func(t *testing.T) {
 		t.Parallel()
 		s := newStore(t)
 		ctx := t.Context()
-		parent := MustRunning(t, s, &store.TaskInsertParams{Kind: store.KindWorkflow, OnRestart: store.OnRestartResume})
-		child := MustInsertTask(t, s, &store.TaskInsertParams{
+		parent := check.MustRunning(t, s, &store.TaskInsertParams{Kind: store.KindWorkflow, OnRestart: store.OnRestartResume})
+		child := check.MustInsertTask(t, s, &store.TaskInsertParams{
 			ParentTaskID: parent.ID,
 			ParentEvents: []store.EventDraft{{Type: "activity.scheduled", Payload: json.RawMessage(`{"step":0}`)}},
 		})
 		require.Equal(t, parent.ID, child.ParentTaskID)
 		// The workflow waits, holding nothing: queued until woken.
-		MustTransition(t, s, &store.TaskTransitionParams{
+		check.MustTransition(t, s, &store.TaskTransitionParams{
 			ID: parent.ID, From: []store.Status{store.StatusRunning},
 			To: store.StatusQueued, NotBefore: time.Now().Add(24 * time.Hour), Reason: "waiting",
 		})
@@ -34,9 +35,9 @@ func testWorkflow(t *testing.T, newStore func(testing.TB) store.Store) {
 		require.NoError(t, err)
 		require.Len(t, claimed, 1, "only the child is eligible")
 		require.Equal(t, child.ID, claimed[0].ID)
-		MustTransition(t, s, &store.TaskTransitionParams{ID: child.ID, From: []store.Status{store.StatusLoading}, To: store.StatusRunning})
-		MustTransition(t, s, &store.TaskTransitionParams{
-			ID: child.ID, From: []store.Status{store.StatusRunning}, To: store.StatusCompleted, Output: Frame("built"),
+		check.MustTransition(t, s, &store.TaskTransitionParams{ID: child.ID, From: []store.Status{store.StatusLoading}, To: store.StatusRunning})
+		check.MustTransition(t, s, &store.TaskTransitionParams{
+			ID: child.ID, From: []store.Status{store.StatusRunning}, To: store.StatusCompleted, Output: check.Frame("built"),
 			ParentEvents: []store.EventDraft{{Type: "activity.completed", Payload: json.RawMessage(`{"step":0}`)}},
 			WakeParent:   true,
 		})
@@ -45,10 +46,10 @@ func testWorkflow(t *testing.T, newStore func(testing.TB) store.Store) {
 		require.Len(t, claimed, 1, "the finished child woke the parent")
 		require.Equal(t, parent.ID, claimed[0].ID)
 
-		MustCheckLog(t, s, child.ID)
-		MustCheckLog(t, s, parent.ID)
+		check.MustCheckLog(t, s, child.ID)
+		check.MustCheckLog(t, s, parent.ID)
 		require.Equal(t, "response.created task.status_changed response.in_progress activity.scheduled task.status_changed activity.completed task.status_changed",
-			types(MustEvents(t, s, parent.ID)))
+			check.Types(check.MustEvents(t, s, parent.ID)))
 		children, err := s.TaskList(ctx, &store.TaskListParams{ParentTaskID: parent.ID})
 		require.NoError(t, err)
 		require.Len(t, children, 1)
@@ -59,30 +60,30 @@ func testWorkflow(t *testing.T, newStore func(testing.TB) store.Store) {
 		t.Parallel()
 		s := newStore(t)
 		ctx := t.Context()
-		parent := MustRunning(t, s, &store.TaskInsertParams{Kind: store.KindWorkflow})
-		child := MustRunning(t, s, &store.TaskInsertParams{ParentTaskID: parent.ID})
+		parent := check.MustRunning(t, s, &store.TaskInsertParams{Kind: store.KindWorkflow})
+		child := check.MustRunning(t, s, &store.TaskInsertParams{ParentTaskID: parent.ID})
 		_, _, err := s.TaskCancel(ctx, parent.ID)
 		require.NoError(t, err)
-		MustTransition(t, s, &store.TaskTransitionParams{ID: parent.ID, From: []store.Status{store.StatusCancelling}, To: store.StatusCancelled})
+		check.MustTransition(t, s, &store.TaskTransitionParams{ID: parent.ID, From: []store.Status{store.StatusCancelling}, To: store.StatusCancelled})
 
 		_, err = s.TaskInsert(ctx, &store.TaskInsertParams{
-			Module: "m", ModuleDigest: Digest, Function: "f", ParentTaskID: parent.ID,
+			Module: "m", ModuleDigest: check.Digest, Function: "f", ParentTaskID: parent.ID,
 			ParentEvents: []store.EventDraft{{Type: "activity.scheduled"}},
 		})
 		require.ErrorIs(t, err, store.ErrTaskFinished, "a finished workflow schedules nothing")
 		_, err = s.TaskInsert(ctx, &store.TaskInsertParams{
-			Module: "m", ModuleDigest: Digest, Function: "f", ParentTaskID: store.NewID(store.TaskIDPrefix),
+			Module: "m", ModuleDigest: check.Digest, Function: "f", ParentTaskID: store.NewID(store.TaskIDPrefix),
 			ParentEvents: []store.EventDraft{{Type: "activity.scheduled"}},
 		})
 		require.ErrorIs(t, err, store.ErrNotFound)
 
 		// A child finishing after its parent finishes alone: a finished log
 		// never grows.
-		MustTransition(t, s, &store.TaskTransitionParams{
+		check.MustTransition(t, s, &store.TaskTransitionParams{
 			ID: child.ID, From: []store.Status{store.StatusRunning}, To: store.StatusCompleted,
 			ParentEvents: []store.EventDraft{{Type: "activity.completed"}}, WakeParent: true,
 		})
-		MustCheckLog(t, s, parent.ID)
-		MustCheckLog(t, s, child.ID)
+		check.MustCheckLog(t, s, parent.ID)
+		check.MustCheckLog(t, s, child.ID)
 	})
 }

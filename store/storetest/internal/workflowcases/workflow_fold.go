@@ -1,4 +1,4 @@
-package storetest
+package workflowcases
 
 import (
 	"encoding/json"
@@ -8,25 +8,26 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/storetest/internal/check"
 )
 
-// testWorkflowFold covers a child activity's end folded into the commit of
+// Fold covers a child activity's end folded into the commit of
 // the workflow run that went on from it (WorkflowCommitParams.EndChild):
 // both are written in one transaction, only while the workflow waits on an
 // unchanged log, at the time the run used (WorkflowCommitParams.At).
-func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
+func Fold(t *testing.T, newStore func(testing.TB) store.Store) {
 	draft := func(typ, taskID string) store.EventDraft {
 		return store.EventDraft{Type: typ, Payload: json.RawMessage(`{"task_id":"` + taskID + `"}`)}
 	}
 	activity := func(id string) *store.TaskInsertParams {
-		return &store.TaskInsertParams{ID: id, Module: "m", ModuleDigest: Digest, Function: "a"}
+		return &store.TaskInsertParams{ID: id, Module: "m", ModuleDigest: check.Digest, Function: "a"}
 	}
 	// waitOnChild runs a workflow whose first run scheduled one activity,
 	// started it in its commit and waits, with a timer due at wakeAt. It
 	// returns both tasks as they are after that commit.
 	waitOnChild := func(t *testing.T, s store.Store, wakeAt time.Time) (wf, child *store.Task) {
 		t.Helper()
-		wf = MustRunning(t, s, &store.TaskInsertParams{Kind: store.KindWorkflow, Function: "flow"})
+		wf = check.MustRunning(t, s, &store.TaskInsertParams{Kind: store.KindWorkflow, Function: "flow"})
 		id := store.NewID(store.TaskIDPrefix)
 		res, err := s.WorkflowCommit(t.Context(), &store.WorkflowCommitParams{
 			ID: wf.ID, LastSeq: wf.LastSeq,
@@ -42,10 +43,10 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 	// unchanged checks that task id is as before: same status, same log.
 	unchanged := func(t *testing.T, s store.Store, before *store.Task, log string) {
 		t.Helper()
-		got := MustCheckLog(t, s, before.ID)
+		got := check.MustCheckLog(t, s, before.ID)
 		require.Equal(t, before.Status, got.Status, "task %s: status", before.ID)
 		require.Equal(t, before.LastSeq, got.LastSeq, "task %s: last_seq", before.ID)
-		require.Equal(t, log, types(MustEvents(t, s, before.ID)), "task %s: log", before.ID)
+		require.Equal(t, log, check.Types(check.MustEvents(t, s, before.ID)), "task %s: log", before.ID)
 	}
 
 	t.Run("WaitAgain", func(t *testing.T) {
@@ -60,7 +61,7 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 			Wait: true, WakeAt: wakeAt, StartChild: true,
 			EndChild: &store.TaskTransitionParams{
 				ID: c1.ID, From: []store.Status{store.StatusRunning}, To: store.StatusCompleted,
-				Output: Frame("one"), Events: []store.EventDraft{{Type: "activity.heartbeat"}},
+				Output: check.Frame("one"), Events: []store.EventDraft{{Type: "activity.heartbeat"}},
 				ParentEvents: []store.EventDraft{draft("activity.completed", c1.ID)},
 			},
 			Events: []store.EventDraft{
@@ -74,33 +75,33 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 		child, err := s.TaskGet(ctx, c1.ID)
 		require.NoError(t, err)
 		require.Equal(t, store.StatusCompleted, child.Status)
-		require.Equal(t, Frame("one"), child.Output)
+		require.Equal(t, check.Frame("one"), child.Output)
 		require.Nil(t, child.Error)
 		require.False(t, child.FinishedAt.IsZero())
-		MustCheckLog(t, s, c1.ID)
+		check.MustCheckLog(t, s, c1.ID)
 		require.Equal(t, "response.created task.status_changed response.in_progress activity.heartbeat response.completed",
-			types(MustEvents(t, s, c1.ID)))
+			check.Types(check.MustEvents(t, s, c1.ID)))
 		resp, err := s.ResponseGet(ctx, store.ResponseIDFor(c1.ID))
 		require.NoError(t, err)
 		require.Equal(t, store.StatusCompleted, resp.Status)
-		require.Equal(t, Frame("one"), resp.Output)
+		require.Equal(t, check.Frame("one"), resp.Output)
 
 		require.NotNil(t, res.Ended, "the ended child comes with the commit")
 		require.Equal(t, c1.ID, res.Ended.ID)
 		require.Equal(t, store.StatusCompleted, res.Ended.Status)
-		require.Equal(t, Frame("one"), res.Ended.Output)
+		require.Equal(t, check.Frame("one"), res.Ended.Output)
 		require.Equal(t, child.LastSeq, res.Ended.LastSeq)
 		require.True(t, child.FinishedAt.Equal(res.Ended.FinishedAt))
 
 		require.Equal(t, wf.ID, res.Task.ID)
 		require.Equal(t, store.StatusRunning, res.Task.Status, "a waiting workflow stays running")
 		require.Equal(t, wf.LastSeq+3, res.Task.LastSeq, "the parent event and both events")
-		got := MustCheckLog(t, s, wf.ID)
+		got := check.MustCheckLog(t, s, wf.ID)
 		require.Equal(t, res.Task.LastSeq, got.LastSeq)
-		evs := MustEvents(t, s, wf.ID)
+		evs := check.MustEvents(t, s, wf.ID)
 		require.Len(t, evs, int(wf.LastSeq)+4)
 		added := evs[wf.LastSeq+1:]
-		require.Equal(t, "activity.completed activity.scheduled timer.started", types(added),
+		require.Equal(t, "activity.completed activity.scheduled timer.started", check.Types(added),
 			"the parent event comes first, then the run's events")
 		for i, e := range added {
 			require.Equal(t, wf.LastSeq+1+int64(i), e.Seq, "one gapless run of sequence numbers")
@@ -115,14 +116,14 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 		require.NoError(t, err)
 		require.Equal(t, store.StatusRunning, next.Status)
 		require.Equal(t, wf.ID, next.ParentTaskID)
-		MustCheckLog(t, s, c2)
+		check.MustCheckLog(t, s, c2)
 
 		// The workflow waits again, for its new timer.
 		due := claimDue(t, s, wakeAt.Add(-time.Millisecond))
 		require.Empty(t, due.Tasks, "the folded end hands the workflow to nobody else")
 		require.True(t, wakeAt.Equal(due.NextWakeAt), "next wake %s, want %s", due.NextWakeAt, wakeAt)
 		due = claimDue(t, s, wakeAt)
-		require.Equal(t, []string{wf.ID}, idsOf(due.Tasks))
+		require.Equal(t, []string{wf.ID}, check.IDsOf(due.Tasks))
 		require.Equal(t, res.Task.LastSeq, due.Tasks[0].LastSeq)
 	})
 
@@ -145,14 +146,14 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 				child: store.TaskTransitionParams{From: []store.Status{store.StatusRunning}, To: store.StatusFailed, Error: childErr},
 				event: "activity.failed",
 				p: store.WorkflowCommitParams{
-					To: store.StatusCompleted, Output: Frame("done"),
+					To: store.StatusCompleted, Output: check.Frame("done"),
 					Events: []store.EventDraft{{Type: "compensation.done"}},
 				},
 				want: "activity.failed compensation.done response.completed",
 			},
 			{
 				name:  "FailedAfterCompletedChild",
-				child: store.TaskTransitionParams{From: []store.Status{store.StatusRunning}, To: store.StatusCompleted, Output: Frame("out")},
+				child: store.TaskTransitionParams{From: []store.Status{store.StatusRunning}, To: store.StatusCompleted, Output: check.Frame("out")},
 				event: "activity.completed",
 				p:     store.WorkflowCommitParams{To: store.StatusFailed, Error: wfErr},
 				want:  "activity.completed response.failed",
@@ -179,14 +180,14 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 					require.Equal(t, end.Output, child.Output)
 					require.Nil(t, child.Error)
 				}
-				require.Equal(t, store.TerminalEventType(end.To), MustEvents(t, s, c1.ID)[child.LastSeq].Type)
-				MustCheckLog(t, s, c1.ID)
+				require.Equal(t, store.TerminalEventType(end.To), check.MustEvents(t, s, c1.ID)[child.LastSeq].Type)
+				check.MustCheckLog(t, s, c1.ID)
 				require.NotNil(t, res.Ended)
 				require.Equal(t, c1.ID, res.Ended.ID)
 				require.Equal(t, end.To, res.Ended.Status)
 				require.Equal(t, child.LastSeq, res.Ended.LastSeq)
 
-				got := MustCheckLog(t, s, wf.ID)
+				got := check.MustCheckLog(t, s, wf.ID)
 				require.Equal(t, p.To, got.Status)
 				require.Equal(t, p.To, res.Task.Status)
 				require.Equal(t, got.LastSeq, res.Task.LastSeq)
@@ -195,7 +196,7 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 				} else {
 					require.Equal(t, p.Error, got.Error)
 				}
-				require.Equal(t, tc.want, types(MustEvents(t, s, wf.ID)[wf.LastSeq+1:]),
+				require.Equal(t, tc.want, check.Types(check.MustEvents(t, s, wf.ID)[wf.LastSeq+1:]),
 					"the parent event precedes the workflow's events and its end")
 				require.Nil(t, res.Started)
 
@@ -278,8 +279,8 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 				name: "NeverWaited",
 				setup: func(t *testing.T, s store.Store, _ time.Time) (*store.Task, *store.Task) {
 					t.Helper()
-					wf := MustRunning(t, s, &store.TaskInsertParams{Kind: store.KindWorkflow, Function: "flow"})
-					c := MustRunning(t, s, &store.TaskInsertParams{ParentTaskID: wf.ID})
+					wf := check.MustRunning(t, s, &store.TaskInsertParams{Kind: store.KindWorkflow, Function: "flow"})
+					c := check.MustRunning(t, s, &store.TaskInsertParams{ParentTaskID: wf.ID})
 					got, err := s.TaskGet(t.Context(), wf.ID)
 					require.NoError(t, err)
 					return got, c
@@ -290,9 +291,9 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 				setup: func(t *testing.T, s store.Store, wakeAt time.Time) (*store.Task, *store.Task) {
 					t.Helper()
 					wf, c := waitOnChild(t, s, wakeAt)
-					MustTransition(t, s, &store.TaskTransitionParams{ID: wf.ID, From: []store.Status{store.StatusRunning}, To: store.StatusQueued})
-					MustLoading(t, s, wf.ID)
-					again := MustTransition(t, s, &store.TaskTransitionParams{ID: wf.ID, From: []store.Status{store.StatusLoading}, To: store.StatusRunning})
+					check.MustTransition(t, s, &store.TaskTransitionParams{ID: wf.ID, From: []store.Status{store.StatusRunning}, To: store.StatusQueued})
+					check.MustLoading(t, s, wf.ID)
+					again := check.MustTransition(t, s, &store.TaskTransitionParams{ID: wf.ID, From: []store.Status{store.StatusLoading}, To: store.StatusRunning})
 					require.Equal(t, 2, again.Attempt)
 					return again, c
 				},
@@ -316,7 +317,7 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 				setup: func(t *testing.T, s store.Store, wakeAt time.Time) (*store.Task, *store.Task) {
 					t.Helper()
 					wf, c := waitOnChild(t, s, wakeAt)
-					got := MustTransition(t, s, &store.TaskTransitionParams{
+					got := check.MustTransition(t, s, &store.TaskTransitionParams{
 						ID: c.ID, From: []store.Status{store.StatusRunning},
 						To: store.StatusFailed, Error: &store.TaskError{Code: "timeout"},
 					})
@@ -335,23 +336,23 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 				wf, c := tc.setup(t, s, wakeAt)
 				wfBefore, err := s.TaskGet(ctx, wf.ID)
 				require.NoError(t, err)
-				wfLog := types(MustEvents(t, s, wf.ID))
+				wfLog := check.Types(check.MustEvents(t, s, wf.ID))
 				cBefore, err := s.TaskGet(ctx, c.ID)
 				require.NoError(t, err)
-				cLog := types(MustEvents(t, s, c.ID))
+				cLog := check.Types(check.MustEvents(t, s, c.ID))
 
 				c2 := store.NewID(store.TaskIDPrefix)
 				p := &store.WorkflowCommitParams{
 					ID: wf.ID, LastSeq: wf.LastSeq, StartChild: true,
 					EndChild: &store.TaskTransitionParams{
 						ID: c.ID, From: []store.Status{store.StatusRunning}, To: store.StatusCompleted,
-						Output: Frame("late"), ParentEvents: []store.EventDraft{draft("activity.completed", c.ID)},
+						Output: check.Frame("late"), ParentEvents: []store.EventDraft{draft("activity.completed", c.ID)},
 					},
 					Events:   []store.EventDraft{draft("activity.scheduled", c2)},
 					Children: []*store.TaskInsertParams{activity(c2)},
 				}
 				if tc.end {
-					p.To, p.Output = store.StatusCompleted, Frame("done")
+					p.To, p.Output = store.StatusCompleted, check.Frame("done")
 				} else {
 					p.Wait, p.WakeAt = true, wakeAt.Add(time.Hour)
 				}
@@ -371,7 +372,7 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 				require.ErrorIs(t, err, store.ErrNotFound, "nothing of a lost commit is written")
 				due := claimDue(t, s, wakeAt)
 				if tc.waiting {
-					require.Equal(t, []string{wf.ID}, idsOf(due.Tasks), "the workflow still waits, for its old timer")
+					require.Equal(t, []string{wf.ID}, check.IDsOf(due.Tasks), "the workflow still waits, for its old timer")
 				} else {
 					require.Empty(t, due.Tasks, "the lost commit made the workflow wait")
 				}
@@ -386,7 +387,7 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 		wakeAt := time.Now().Add(time.Hour).Truncate(time.Millisecond)
 		wf, c := waitOnChild(t, s, wakeAt)
 		otherWf, otherChild := waitOnChild(t, s, wakeAt)
-		act := MustRunning(t, s, nil)
+		act := check.MustRunning(t, s, nil)
 		running := []store.Status{store.StatusRunning}
 		tests := []struct {
 			name string
@@ -421,7 +422,7 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 		for _, id := range []string{wf.ID, c.ID, otherWf.ID, otherChild.ID, act.ID} {
 			task, err := s.TaskGet(ctx, id)
 			require.NoError(t, err)
-			before[id], logs[id] = task, types(MustEvents(t, s, id))
+			before[id], logs[id] = task, check.Types(check.MustEvents(t, s, id))
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
@@ -443,7 +444,7 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 		for id, task := range before {
 			unchanged(t, s, task, logs[id])
 		}
-		require.ElementsMatch(t, []string{wf.ID, otherWf.ID}, idsOf(claimDue(t, s, wakeAt).Tasks), "both workflows still wait")
+		require.ElementsMatch(t, []string{wf.ID, otherWf.ID}, check.IDsOf(claimDue(t, s, wakeAt).Tasks), "both workflows still wait")
 	})
 
 	t.Run("At", func(t *testing.T) {
@@ -468,7 +469,7 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 					ID: wf.ID, LastSeq: wf.LastSeq, At: at,
 					EndChild: &store.TaskTransitionParams{
 						ID: c1.ID, From: []store.Status{store.StatusRunning}, To: store.StatusCompleted,
-						Output: Frame("one"), Events: []store.EventDraft{{Type: "activity.heartbeat"}},
+						Output: check.Frame("one"), Events: []store.EventDraft{{Type: "activity.heartbeat"}},
 						ParentEvents: []store.EventDraft{draft("activity.completed", c1.ID)},
 					},
 					Events:   []store.EventDraft{draft("activity.scheduled", c2), {Type: "marker.recorded"}},
@@ -477,7 +478,7 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 				if tc.wait {
 					p.Wait = true
 				} else {
-					p.To, p.Output = store.StatusCompleted, Frame("done")
+					p.To, p.Output = store.StatusCompleted, check.Frame("done")
 				}
 				res, err := s.WorkflowCommit(ctx, p)
 				require.NoError(t, err)
@@ -486,7 +487,7 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 				// commit's time, and those before do not.
 				atFrom := func(id string, seq int64, n int) {
 					t.Helper()
-					evs := MustEvents(t, s, id)
+					evs := check.MustEvents(t, s, id)
 					require.Len(t, evs, int(seq)+n, "task %s: events", id)
 					for _, e := range evs {
 						if e.Seq < seq {
@@ -521,8 +522,8 @@ func testWorkflowFold(t *testing.T, newStore func(testing.TB) store.Store) {
 				next, err := s.TaskGet(ctx, c2)
 				require.NoError(t, err)
 				require.True(t, want.Equal(next.CreatedAt), "new child created at %s, want %s", next.CreatedAt, want)
-				MustCheckLog(t, s, wf.ID)
-				MustCheckLog(t, s, c1.ID)
+				check.MustCheckLog(t, s, wf.ID)
+				check.MustCheckLog(t, s, c1.ID)
 			})
 		}
 	})

@@ -1,4 +1,4 @@
-package storetest
+package workflowcases
 
 import (
 	"encoding/json"
@@ -8,13 +8,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/storetest/internal/check"
 )
 
-// testWorkflowWait covers waiting workflows: a run's commit (journal
+// Wait covers waiting workflows: a run's commit (journal
 // events, child tasks and the wait in one transaction, compare-and-set on
 // the log), the claim of due and woken workflows, and the end of a
 // workflow.
-func testWorkflowWait(t *testing.T, newStore func(testing.TB) store.Store) {
+func Wait(t *testing.T, newStore func(testing.TB) store.Store) {
 	running := func(t *testing.T, s store.Store, p *store.TaskInsertParams) *store.Task {
 		t.Helper()
 		if p == nil {
@@ -24,12 +25,12 @@ func testWorkflowWait(t *testing.T, newStore func(testing.TB) store.Store) {
 		if p.Function == "" {
 			p.Function = "flow"
 		}
-		return MustRunning(t, s, p)
+		return check.MustRunning(t, s, p)
 	}
 	child := func(id string) *store.TaskInsertParams {
 		return &store.TaskInsertParams{
-			ID: id, Module: "echo", ModuleDigest: Digest, Function: "echo",
-			Input: Frame(id), OnRestart: store.OnRestartResume, Timeout: time.Second,
+			ID: id, Module: "echo", ModuleDigest: check.Digest, Function: "echo",
+			Input: check.Frame(id), OnRestart: store.OnRestartResume, Timeout: time.Second,
 			Retry: store.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: []string{"bad"}},
 		}
 	}
@@ -63,8 +64,8 @@ func testWorkflowWait(t *testing.T, newStore func(testing.TB) store.Store) {
 			require.Equal(t, store.OnRestartResume, c.OnRestart)
 			require.Equal(t, time.Second, c.Timeout)
 			require.Equal(t, 3, c.Retry.MaximumAttempts)
-			require.Equal(t, Frame(id), c.Input)
-			MustCheckLog(t, s, id)
+			require.Equal(t, check.Frame(id), c.Input)
+			check.MustCheckLog(t, s, id)
 		}
 		res := claimDue(t, s, time.Now().Add(365*24*time.Hour))
 		require.Empty(t, res.Tasks, "a workflow waiting for activities is not due at any time")
@@ -72,19 +73,19 @@ func testWorkflowWait(t *testing.T, newStore func(testing.TB) store.Store) {
 
 		claimed, err := s.TaskClaim(ctx, &store.TaskClaimParams{Limit: 10})
 		require.NoError(t, err)
-		require.ElementsMatch(t, []string{c1, c2}, idsOf(claimed), "the workflow holds no queue slot")
-		MustTransition(t, s, &store.TaskTransitionParams{ID: c1, From: []store.Status{store.StatusLoading}, To: store.StatusRunning})
-		MustTransition(t, s, &store.TaskTransitionParams{
+		require.ElementsMatch(t, []string{c1, c2}, check.IDsOf(claimed), "the workflow holds no queue slot")
+		check.MustTransition(t, s, &store.TaskTransitionParams{ID: c1, From: []store.Status{store.StatusLoading}, To: store.StatusRunning})
+		check.MustTransition(t, s, &store.TaskTransitionParams{
 			ID: c1, From: []store.Status{store.StatusRunning}, To: store.StatusCompleted,
-			Output: Frame("one"), WakeParent: true,
+			Output: check.Frame("one"), WakeParent: true,
 			ParentEvents: []store.EventDraft{{Type: "activity.completed", Payload: json.RawMessage(`{"task_id":"` + c1 + `"}`)}},
 		})
 		res = claimDue(t, s, time.Time{})
-		require.Equal(t, []string{wf.ID}, idsOf(res.Tasks), "the finished child woke the workflow")
+		require.Equal(t, []string{wf.ID}, check.IDsOf(res.Tasks), "the finished child woke the workflow")
 		require.Equal(t, store.StatusRunning, res.Tasks[0].Status)
 		require.Equal(t, wf.LastSeq+3, res.Tasks[0].LastSeq)
 		require.Empty(t, claimDue(t, s, time.Time{}).Tasks, "a claimed workflow is handed out once")
-		MustCheckLog(t, s, wf.ID)
+		check.MustCheckLog(t, s, wf.ID)
 	})
 
 	t.Run("LogGrewDuringRun", func(t *testing.T) {
@@ -112,7 +113,7 @@ func testWorkflowWait(t *testing.T, newStore func(testing.TB) store.Store) {
 		_, err = s.TaskGet(ctx, c1)
 		require.ErrorIs(t, err, store.ErrNotFound, "nothing of a lost commit is written")
 		require.Empty(t, claimDue(t, s, time.Now().Add(time.Hour)).Tasks)
-		require.Equal(t, "response.created task.status_changed response.in_progress signal.received", types(MustEvents(t, s, wf.ID)))
+		require.Equal(t, "response.created task.status_changed response.in_progress signal.received", check.Types(check.MustEvents(t, s, wf.ID)))
 
 		_, err = s.WorkflowCommit(ctx, &store.WorkflowCommitParams{ID: wf.ID, LastSeq: got.LastSeq, Wait: true})
 		require.NoError(t, err, "a run over the grown log commits")
@@ -135,7 +136,7 @@ func testWorkflowWait(t *testing.T, newStore func(testing.TB) store.Store) {
 		require.Empty(t, res.Tasks)
 		require.True(t, at.Equal(res.NextWakeAt), "next wake %s, want %s", res.NextWakeAt, at)
 		res = claimDue(t, s, at)
-		require.Equal(t, []string{early.ID}, idsOf(res.Tasks))
+		require.Equal(t, []string{early.ID}, check.IDsOf(res.Tasks))
 		require.True(t, at.Add(time.Minute).Equal(res.NextWakeAt))
 
 		// A signal wakes a workflow before its time.
@@ -145,7 +146,7 @@ func testWorkflowWait(t *testing.T, newStore func(testing.TB) store.Store) {
 		})
 		require.NoError(t, err)
 		res = claimDue(t, s, time.Time{})
-		require.Equal(t, []string{late.ID}, idsOf(res.Tasks))
+		require.Equal(t, []string{late.ID}, check.IDsOf(res.Tasks))
 		require.True(t, res.NextWakeAt.IsZero())
 	})
 
@@ -159,7 +160,7 @@ func testWorkflowWait(t *testing.T, newStore func(testing.TB) store.Store) {
 			want string
 		}{
 			{name: "Completed", p: store.WorkflowCommitParams{
-				To: store.StatusCompleted, Output: Frame("done"),
+				To: store.StatusCompleted, Output: check.Frame("done"),
 				Events: []store.EventDraft{{Type: "timer.fired"}},
 			}, want: "timer.fired response.completed"},
 			{name: "Failed", p: store.WorkflowCommitParams{
@@ -183,8 +184,8 @@ func testWorkflowWait(t *testing.T, newStore func(testing.TB) store.Store) {
 				require.NoError(t, err)
 				got := res.Task
 				require.Equal(t, p.To, got.Status)
-				require.Equal(t, "response.created task.status_changed response.in_progress "+tc.want, types(MustEvents(t, s, wf.ID)))
-				MustCheckLog(t, s, wf.ID)
+				require.Equal(t, "response.created task.status_changed response.in_progress "+tc.want, check.Types(check.MustEvents(t, s, wf.ID)))
+				check.MustCheckLog(t, s, wf.ID)
 				c, err := s.TaskGet(ctx, c1)
 				require.NoError(t, err)
 				require.Equal(t, wf.ID, c.ParentTaskID, "activities scheduled by the last run still run")
@@ -212,9 +213,9 @@ func testWorkflowWait(t *testing.T, newStore func(testing.TB) store.Store) {
 		require.NoError(t, err)
 		// A new attempt of a requeued workflow runs while its old wait is
 		// still due: the old wait must not hand it out a second time.
-		MustTransition(t, s, &store.TaskTransitionParams{ID: retried.ID, From: []store.Status{store.StatusRunning}, To: store.StatusQueued, ClearCheckpoint: true})
-		MustLoading(t, s, retried.ID)
-		again := MustTransition(t, s, &store.TaskTransitionParams{ID: retried.ID, From: []store.Status{store.StatusLoading}, To: store.StatusRunning})
+		check.MustTransition(t, s, &store.TaskTransitionParams{ID: retried.ID, From: []store.Status{store.StatusRunning}, To: store.StatusQueued, ClearCheckpoint: true})
+		check.MustLoading(t, s, retried.ID)
+		again := check.MustTransition(t, s, &store.TaskTransitionParams{ID: retried.ID, From: []store.Status{store.StatusLoading}, To: store.StatusRunning})
 		require.Equal(t, 2, again.Attempt)
 		res := claimDue(t, s, at)
 		require.Empty(t, res.Tasks, "stale waits are dropped")
@@ -227,31 +228,31 @@ func testWorkflowWait(t *testing.T, newStore func(testing.TB) store.Store) {
 		ctx := t.Context()
 		inRun := running(t, s, &store.TaskInsertParams{OnRestart: store.OnRestartResume})
 		waiting := running(t, s, &store.TaskInsertParams{OnRestart: store.OnRestartResume})
-		activity := MustRunning(t, s, &store.TaskInsertParams{OnRestart: store.OnRestartResume})
+		activity := check.MustRunning(t, s, &store.TaskInsertParams{OnRestart: store.OnRestartResume})
 		_, err := s.WorkflowCommit(ctx, &store.WorkflowCommitParams{ID: waiting.ID, LastSeq: waiting.LastSeq, Wait: true})
 		require.NoError(t, err)
-		waitingBefore := MustCheckLog(t, s, waiting.ID)
+		waitingBefore := check.MustCheckLog(t, s, waiting.ID)
 		rec, err := s.TaskRecover(ctx)
 		require.NoError(t, err)
 		require.ElementsMatch(t, []string{inRun.ID, waiting.ID, activity.ID}, rec.Resumed)
 		for _, id := range []string{inRun.ID, activity.ID} {
-			evs := MustEvents(t, s, id)
+			evs := check.MustEvents(t, s, id)
 			require.Equal(t, store.EventRecovered, evs[len(evs)-1].Type, "what was running when the daemon stopped says so")
 		}
-		require.Equal(t, waitingBefore.LastSeq, MustCheckLog(t, s, waiting.ID).LastSeq,
+		require.Equal(t, waitingBefore.LastSeq, check.MustCheckLog(t, s, waiting.ID).LastSeq,
 			"a workflow that waited gets no event: nothing of it was running")
 		for _, id := range []string{inRun.ID, activity.ID} {
-			got := MustCheckLog(t, s, id)
+			got := check.MustCheckLog(t, s, id)
 			require.True(t, got.Lease.Held(), "a resumed task gets a fresh lease: the run before the restart is fenced out")
 			require.EqualValues(t, 1, got.Lease.Token)
 		}
 
 		require.NoError(t, s.WorkflowResume(ctx, &store.WorkflowResumeParams{IDs: rec.Resumed}))
-		resumed := MustCheckLog(t, s, inRun.ID)
+		resumed := check.MustCheckLog(t, s, inRun.ID)
 		require.False(t, resumed.Lease.Held(), "a claimable workflow holds no lease")
-		require.True(t, MustCheckLog(t, s, activity.ID).Lease.Held(), "WorkflowResume leaves other tasks alone")
+		require.True(t, check.MustCheckLog(t, s, activity.ID).Lease.Held(), "WorkflowResume leaves other tasks alone")
 		claimed := claimDue(t, s, time.Time{}).Tasks
-		require.Equal(t, []string{inRun.ID}, idsOf(claimed),
+		require.Equal(t, []string{inRun.ID}, check.IDsOf(claimed),
 			"the workflow that was in a run runs again; the waiting one keeps waiting")
 		require.EqualValues(t, 2, claimed[0].Lease.Token)
 		require.True(t, claimed[0].Lease.Held())
@@ -263,7 +264,7 @@ func testWorkflowWait(t *testing.T, newStore func(testing.TB) store.Store) {
 		s := newStore(t)
 		ctx := t.Context()
 		wf := running(t, s, nil)
-		act := MustRunning(t, s, nil)
+		act := check.MustRunning(t, s, nil)
 		bad := child(store.NewID(store.TaskIDPrefix))
 		bad.ParentEvents = []store.EventDraft{{Type: "x"}}
 		tests := []struct {
@@ -292,26 +293,26 @@ func testWorkflowWait(t *testing.T, newStore func(testing.TB) store.Store) {
 				require.ErrorIs(t, err, tc.want)
 			})
 		}
-		MustCheckLog(t, s, wf.ID)
-		require.Equal(t, wf.LastSeq, MustCheckLog(t, s, wf.ID).LastSeq, "no failed commit wrote anything")
+		check.MustCheckLog(t, s, wf.ID)
+		require.Equal(t, wf.LastSeq, check.MustCheckLog(t, s, wf.ID).LastSeq, "no failed commit wrote anything")
 	})
 }
 
-// testWorkflowHandOff covers the hand-offs that spare a run of a workflow
+// HandOff covers the hand-offs that spare a run of a workflow
 // two commits per activity: the child it schedules started in its commit,
 // and the workflow handed to whoever ends that child.
-func testWorkflowHandOff(t *testing.T, newStore func(testing.TB) store.Store) {
+func HandOff(t *testing.T, newStore func(testing.TB) store.Store) {
 	t.Run("StartChild", func(t *testing.T) {
 		t.Parallel()
 		s := newStore(t)
 		ctx := t.Context()
-		wf := MustRunning(t, s, &store.TaskInsertParams{Kind: store.KindWorkflow, Function: "flow", OwnerClientID: "client_a"})
+		wf := check.MustRunning(t, s, &store.TaskInsertParams{Kind: store.KindWorkflow, Function: "flow", OwnerClientID: "client_a"})
 		c1, c2 := store.NewID(store.TaskIDPrefix), store.NewID(store.TaskIDPrefix)
 		res, err := s.WorkflowCommit(ctx, &store.WorkflowCommitParams{
 			ID: wf.ID, LastSeq: wf.LastSeq, Wait: true, StartChild: true,
 			Children: []*store.TaskInsertParams{
-				{ID: c1, Module: "m", ModuleDigest: Digest, Function: "a"},
-				{ID: c2, Module: "m", ModuleDigest: Digest, Function: "b"},
+				{ID: c1, Module: "m", ModuleDigest: check.Digest, Function: "a"},
+				{ID: c2, Module: "m", ModuleDigest: check.Digest, Function: "b"},
 			},
 		})
 		require.NoError(t, err)
@@ -320,8 +321,8 @@ func testWorkflowHandOff(t *testing.T, newStore func(testing.TB) store.Store) {
 		require.Equal(t, store.StatusRunning, res.Started.Status)
 		require.Equal(t, 1, res.Started.Attempt)
 		require.False(t, res.Started.StartedAt.IsZero())
-		require.Equal(t, "response.created task.status_changed response.in_progress", types(MustEvents(t, s, c1)))
-		MustCheckLog(t, s, c1)
+		require.Equal(t, "response.created task.status_changed response.in_progress", check.Types(check.MustEvents(t, s, c1)))
+		check.MustCheckLog(t, s, c1)
 		claimed, err := s.TaskClaim(ctx, &store.TaskClaimParams{Limit: 10})
 		require.NoError(t, err)
 		require.Len(t, claimed, 1, "only the second child is left to claim")
@@ -341,13 +342,8 @@ func testWorkflowHandOff(t *testing.T, newStore func(testing.TB) store.Store) {
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
-				wf := MustRunning(t, s, &store.TaskInsertParams{Kind: store.KindWorkflow, Function: "flow"})
-				c1 := store.NewID(store.TaskIDPrefix)
-				res, err := s.WorkflowCommit(ctx, &store.WorkflowCommitParams{
-					ID: wf.ID, LastSeq: wf.LastSeq, Wait: true, StartChild: true,
-					Children: []*store.TaskInsertParams{{ID: c1, Module: "m", ModuleDigest: Digest, Function: "a"}},
-				})
-				require.NoError(t, err)
+				wf, res := waitOnStarted(t, s)
+				c1 := res.Started.ID
 				if !tc.waiting {
 					// A signal woke the workflow and the scheduler claimed it
 					// for a run meanwhile.
@@ -358,12 +354,12 @@ func testWorkflowHandOff(t *testing.T, newStore func(testing.TB) store.Store) {
 					require.Len(t, claimed.Tasks, 1)
 				}
 				end, err := s.WorkflowChildEnd(ctx, &store.TaskTransitionParams{
-					ID: res.Started.ID, From: []store.Status{store.StatusRunning}, To: store.StatusCompleted, Output: Frame("a"),
+					ID: res.Started.ID, From: []store.Status{store.StatusRunning}, To: store.StatusCompleted, Output: check.Frame("a"),
 					ParentEvents: []store.EventDraft{{Type: "activity.completed", Payload: json.RawMessage(`{"task_id":"` + c1 + `"}`)}},
 				})
 				require.NoError(t, err)
 				require.Equal(t, store.StatusCompleted, end.Task.Status)
-				evs := MustEvents(t, s, wf.ID)
+				evs := check.MustEvents(t, s, wf.ID)
 				require.Equal(t, "activity.completed", evs[len(evs)-1].Type)
 				if tc.waiting {
 					require.NotNil(t, end.Parent, "a waiting workflow is handed to the child's worker")
@@ -375,8 +371,8 @@ func testWorkflowHandOff(t *testing.T, newStore func(testing.TB) store.Store) {
 				again, err := s.WorkflowClaim(ctx, &store.WorkflowClaimParams{Limit: 10})
 				require.NoError(t, err)
 				require.Empty(t, again.Tasks, "the workflow is in one place only")
-				MustCheckLog(t, s, c1)
-				MustCheckLog(t, s, wf.ID)
+				check.MustCheckLog(t, s, c1)
+				check.MustCheckLog(t, s, wf.ID)
 			})
 		}
 	})
@@ -385,16 +381,11 @@ func testWorkflowHandOff(t *testing.T, newStore func(testing.TB) store.Store) {
 		t.Parallel()
 		s := newStore(t)
 		ctx := t.Context()
-		wf := MustRunning(t, s, &store.TaskInsertParams{Kind: store.KindWorkflow, Function: "flow"})
-		c1 := store.NewID(store.TaskIDPrefix)
-		res, err := s.WorkflowCommit(ctx, &store.WorkflowCommitParams{
-			ID: wf.ID, LastSeq: wf.LastSeq, Wait: true, StartChild: true,
-			Children: []*store.TaskInsertParams{{ID: c1, Module: "m", ModuleDigest: Digest, Function: "a"}},
-		})
+		wf, res := waitOnStarted(t, s)
+		c1 := res.Started.ID
+		_, _, err := s.TaskCancel(ctx, wf.ID)
 		require.NoError(t, err)
-		_, _, err = s.TaskCancel(ctx, wf.ID)
-		require.NoError(t, err)
-		MustTransition(t, s, &store.TaskTransitionParams{ID: wf.ID, From: []store.Status{store.StatusCancelling}, To: store.StatusCancelled})
+		check.MustTransition(t, s, &store.TaskTransitionParams{ID: wf.ID, From: []store.Status{store.StatusCancelling}, To: store.StatusCancelled})
 		end, err := s.WorkflowChildEnd(ctx, &store.TaskTransitionParams{
 			ID: res.Started.ID, From: []store.Status{store.StatusRunning},
 			To: store.StatusFailed, Error: &store.TaskError{Code: "x"}, ParentEvents: []store.EventDraft{{Type: "activity.failed"}},
@@ -402,10 +393,25 @@ func testWorkflowHandOff(t *testing.T, newStore func(testing.TB) store.Store) {
 		require.NoError(t, err)
 		require.Nil(t, end.Parent)
 		require.Equal(t, store.StatusFailed, end.Task.Status)
-		MustCheckLog(t, s, wf.ID)
+		check.MustCheckLog(t, s, wf.ID)
 		_, err = s.WorkflowChildEnd(ctx, &store.TaskTransitionParams{ID: c1, From: []store.Status{store.StatusRunning}, To: store.StatusQueued})
 		require.ErrorIs(t, err, store.ErrInvalid, "only an end")
 	})
+}
+
+// waitOnStarted commits a new running workflow waiting on one child
+// activity, started in the commit, and returns the workflow as inserted
+// and the commit's result.
+func waitOnStarted(t *testing.T, s store.Store) (*store.Task, *store.WorkflowCommitResult) {
+	t.Helper()
+	wf := check.MustRunning(t, s, &store.TaskInsertParams{Kind: store.KindWorkflow, Function: "flow"})
+	res, err := s.WorkflowCommit(t.Context(), &store.WorkflowCommitParams{
+		ID: wf.ID, LastSeq: wf.LastSeq, Wait: true, StartChild: true,
+		Children: []*store.TaskInsertParams{{ID: store.NewID(store.TaskIDPrefix), Module: "m", ModuleDigest: check.Digest, Function: "a"}},
+	})
+	require.NoError(t, err)
+	require.NotNil(t, res.Started)
+	return wf, res
 }
 
 // claimDue claims up to 10 waiting workflows due at at.
@@ -414,13 +420,4 @@ func claimDue(t *testing.T, s store.Store, at time.Time) *store.WorkflowClaimRes
 	res, err := s.WorkflowClaim(t.Context(), &store.WorkflowClaimParams{Limit: 10, Now: at})
 	require.NoError(t, err)
 	return res
-}
-
-// idsOf returns the ids of ts, in order.
-func idsOf(ts []*store.Task) []string {
-	out := []string{}
-	for _, t := range ts {
-		out = append(out, t.ID)
-	}
-	return out
 }
