@@ -357,7 +357,7 @@ type Store interface {
 // names, or SQLite under cfg.DataDir.
 func openStore(ctx context.Context, cfg Config, logger hclog.Logger, metrics *runtime.Metrics) (Store, error) {
 	if cfg.Store != "" {
-		db, err := postgres.Open(ctx, cfg.Store, postgres.Options{Logger: logger})
+		db, err := postgres.Open(ctx, cfg.Store, postgres.Options{Logger: logger, MaxConns: int32(cfg.StoreMaxConns)})
 		if err != nil {
 			return nil, fmt.Errorf("open store: %w", err)
 		}
