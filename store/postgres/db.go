@@ -209,6 +209,16 @@ func CheckDSN(dsn string) error {
 	return err
 }
 
+// Redact names the database of dsn without its password, for logs; a dsn
+// that does not parse is named "postgres".
+func Redact(dsn string) string {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return "postgres"
+	}
+	return redact(cfg)
+}
+
 // channelName is the notification channel of the store in schema: at most
 // 63 bytes, the longest identifier.
 func channelName(schema string) string {
