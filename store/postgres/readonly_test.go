@@ -76,4 +76,6 @@ func TestCheckDSN(t *testing.T) {
 	for _, dsn := range []string{"postgres://u@h:notaport/db", "postgres://u@h/db?sslmode=sometimes", "postgres://%zz"} {
 		require.ErrorIs(t, postgres.CheckDSN(dsn), store.ErrInvalid, dsn)
 	}
+	require.Equal(t, "postgres://u@h:5433/db", postgres.Redact("postgres://u:secret@h:5433/db"))
+	require.Equal(t, "postgres", postgres.Redact("postgres://u:secret@h:port/db"), "a bad DSN is not echoed")
 }
