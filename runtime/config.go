@@ -1,7 +1,12 @@
 package runtime
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
+	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -94,8 +99,45 @@ type Config struct {
 	// 250 ms.
 	ProgressInterval time.Duration
 
+	// Host is this engine's host id (see store.ValidHost): every task it
+	// claims carries a lease for it, and the task document shows it while
+	// the lease is held. Hosts sharing a store need distinct ids, and an id
+	// is one process's at a time: an engine that opens on a shared store
+	// takes back at once the tasks its id held (left over from its earlier
+	// run), where another id waits for their leases to run out. Defaults
+	// to the machine's host name with a random suffix (DefaultHost).
+	Host string
+	// LeaseTTL is the lease of the tasks this engine claims: the engine
+	// renews its leases every third of it, and a host that stops renewing
+	// loses its tasks to another host of a shared store once it runs out.
+	// Defaults to store.DefaultLeaseTTL.
+	LeaseTTL time.Duration
+
 	// Now is the clock of retention and retry schedules. Defaults to time.Now.
 	Now func() time.Time
+}
+
+// DefaultHost returns a fresh host id: the machine's host name (reduced to
+// the characters of a host id, "host" when there is none) and a random
+// suffix, so that two engines on one machine differ.
+func DefaultHost() string {
+	name, _ := os.Hostname()
+	b := make([]byte, 0, len(name))
+	for _, c := range []byte(name) {
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_' {
+			b = append(b, c)
+		}
+	}
+	name = strings.TrimLeft(string(b), ".-_")
+	if len(name) > 100 {
+		name = name[:100]
+	}
+	if name == "" {
+		name = "host"
+	}
+	var r [4]byte
+	_, _ = rand.Read(r[:])
+	return name + "-" + hex.EncodeToString(r[:])
 }
 
 // Defaults of Config.
@@ -190,6 +232,19 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	switch {
+	case c.Host == "":
+		c.Host = DefaultHost()
+	case !store.ValidHost(c.Host):
+		return c, fmt.Errorf("runtime: Config.Host %q is not a host id (1 to 128 letters, digits, '.', '_', ':', '@' and '-')", c.Host)
+	}
+	switch {
+	case c.LeaseTTL < 0:
+		return c, errors.New("runtime: negative Config value")
+	case c.LeaseTTL == 0:
+		c.LeaseTTL = store.DefaultLeaseTTL
+	}
+	c.LeaseTTL = store.LeaseTTLOr(c.LeaseTTL)
 	if c.DefaultRetry == nil {
 		r := DefaultActivityRetry
 		c.DefaultRetry = &r

@@ -41,6 +41,36 @@
 // retention loop purges finished tasks past the retention period in small
 // batches and never touches an unfinished task.
 //
+// # Leases
+//
+// Every claim names this engine's host (Config.Host) and lease
+// (Config.LeaseTTL, 20 s by default), and the worker passes the lease's
+// fencing token on every write for the task it runs: status changes,
+// checkpoints, log and progress appends, workflow commits, an activity's
+// end, and the rewrites of the StoreRetry queue (see store's "Leases and
+// fencing"). A write refused with store.ErrLeaseLost means another host
+// owns the task now: the call is stopped, nothing more is written for the
+// task, nothing is retried, and one warning says so. A heartbeat renews
+// every lease the engine holds in one store.LeaseExtend each third of the
+// lease; it stops the calls whose lease the store reports lost, and those
+// whose task another host made cancelling (a cross-host cancel lands
+// within one heartbeat). A renewal the store refuses is tried again with
+// backoff; on a shared store a call whose lease ran out without a renewal
+// is stopped too, since another host may have taken it over.
+//
+// On a shared store (Store.Shared, store/postgres) Open never calls
+// TaskRecover: it takes back the tasks its own host id held (left over
+// from its earlier run, so give a daemon a stable id) and any whose lease
+// expired (TaskReclaim, releasing in-flight idempotency keys older than
+// StaleKeysAfter), then a reclaim loop does the same every quarter of the
+// lease: a dead host's tasks are taken over within the lease and a
+// quarter, each per its on_restart policy after a task.recovered event
+// that names both hosts. The scheduler also wakes on Store.WorkWatch, so
+// work that another host queues or wakes (a task created there, a signal
+// accepted there) starts here at once. Retention may run on every host:
+// it deletes finished tasks only, in short idempotent batches, so hosts
+// purging at once only split the work.
+//
 // # Workflows
 //
 // A workflow task runs on a worker like an activity, but its function is

@@ -51,9 +51,15 @@ type Engine struct {
 	svc      atomic.Pointer[store.ServiceConfig]
 	// draining is set by Drain: no task starts any more.
 	draining atomic.Bool
+	// leases are the leases of the runs in progress, which the heartbeat
+	// renews.
+	leases leaseTable
 	// hookRegister, set by tests only, runs in the worker just before it
 	// registers a call in running.
 	hookRegister func(taskID string)
+	// hookHeartbeat, set by tests only, runs before each heartbeat and
+	// each reclaim round; false skips it (a frozen host).
+	hookHeartbeat func() bool
 }
 
 type engineState int
@@ -99,9 +105,13 @@ func New(cfg Config) (*Engine, error) {
 
 // Open starts the engine. It first applies the start-up recovery of
 // persistence §11.3 through the store (the daemon runs the payload
-// preflight before), then starts the workers, the scheduler and the
-// retention loop, and lets the running tasks with policy resume continue
-// from their last checkpoint. Open may be called once; it returns an error
+// preflight before): on a store it owns alone, to every unfinished task
+// (TaskRecover); on a shared store, only to the tasks whose lease expired
+// (TaskReclaim), since other hosts may be running theirs. It then starts
+// the workers, the scheduler, the retention loop and the lease heartbeat
+// (and, on a shared store, the loop that takes over the tasks of hosts
+// whose leases expire), and lets the running tasks with policy resume
+// continue from their last checkpoint. Open may be called once; it returns an error
 // when the recovery fails, in which case the engine stays closed.
 func (e *Engine) Open(ctx context.Context) error {
 	e.mu.Lock()
@@ -118,10 +128,15 @@ func (e *Engine) Open(ctx context.Context) error {
 		e.wg.Add(1)
 		go e.worker()
 	}
-	e.wg.Add(3)
+	e.wg.Add(4)
 	go e.sched.run(e.runCtx)
 	go e.retentionLoop(e.runCtx)
 	go e.healer.run(e.runCtx)
+	go e.heartbeat(e.runCtx)
+	if e.store.Shared() {
+		e.wg.Add(1)
+		go e.reclaimLoop(e.runCtx)
+	}
 	if len(resumed) > 0 {
 		e.wg.Add(1)
 		go e.resume(e.runCtx, resumed)
@@ -131,7 +146,8 @@ func (e *Engine) Open(ctx context.Context) error {
 		close(e.stopped)
 	}()
 	e.state = stateOpen
-	e.log.Info("engine open", "workers", e.cfg.Workers, "resumed", len(resumed))
+	e.log.Info("engine open", "workers", e.cfg.Workers, "resumed", len(resumed), "host", e.cfg.Host,
+		"lease", e.cfg.LeaseTTL, "shared_store", e.store.Shared())
 	return nil
 }
 

@@ -93,11 +93,12 @@ type healer struct {
 func newHealer(e *Engine) *healer { return &healer{e: e, wake: make(chan struct{}, 1)} }
 
 // benign reports whether err is an answer of the store rather than a
-// refusal to write: a lost race, a task gone or finished, a bad request.
+// refusal to write: a lost race, a task gone or finished, a lease another
+// host took over, a bad request.
 func benign(err error) bool {
 	return errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) ||
 		errors.Is(err, store.ErrInvalid) || errors.Is(err, store.ErrExists) ||
-		errors.Is(err, store.ErrTaskFinished)
+		errors.Is(err, store.ErrTaskFinished) || errors.Is(err, store.ErrLeaseLost)
 }
 
 // transitionItem is the heal item of transition p of task.

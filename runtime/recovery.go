@@ -14,7 +14,23 @@ import (
 // from their journal through the store's claim instead), and arms the
 // scheduler for the queued tasks that fall due later (retries that were
 // waiting when the server stopped).
+//
+// On a shared store it never calls TaskRecover, which would take the tasks
+// of live hosts: it takes over only the tasks whose lease expired
+// (TaskReclaim, as the reclaim loop does later), and releases the
+// idempotency keys left in flight longer than StaleKeysAfter.
 func (e *Engine) recoverTasks(ctx context.Context) ([]*store.Task, error) {
+	if e.store.Shared() {
+		resumed, err := e.reclaim(ctx, true)
+		if err != nil {
+			return nil, fmt.Errorf("recover: %w", err)
+		}
+		e.wf.markDue()
+		if err := e.armQueued(ctx); err != nil {
+			return nil, err
+		}
+		return resumed, nil
+	}
 	rec, err := e.store.TaskRecover(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("recover: %w", err)
@@ -47,6 +63,14 @@ func (e *Engine) recoverTasks(ctx context.Context) ([]*store.Task, error) {
 		return nil, fmt.Errorf("recover: %w", err)
 	}
 	e.wf.markDue() // timers that fell due while the server was down fire now
+	if err := e.armQueued(ctx); err != nil {
+		return nil, err
+	}
+	return resumed, nil
+}
+
+// armQueued arms the scheduler for the queued tasks that fall due later.
+func (e *Engine) armQueued(ctx context.Context) error {
 	now := e.now()
 	cursor := ""
 	for {
@@ -54,7 +78,7 @@ func (e *Engine) recoverTasks(ctx context.Context) ([]*store.Task, error) {
 			Statuses: []store.Status{store.StatusQueued}, Cursor: cursor, Limit: 1000,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("recover: list queued tasks: %w", err)
+			return fmt.Errorf("recover: list queued tasks: %w", err)
 		}
 		for _, t := range ts {
 			if t.NotBefore.After(now) {
@@ -66,5 +90,5 @@ func (e *Engine) recoverTasks(ctx context.Context) ([]*store.Task, error) {
 		}
 		cursor = ts[len(ts)-1].ID
 	}
-	return resumed, nil
+	return nil
 }

@@ -35,6 +35,10 @@ type scheduler struct {
 	due timeHeap // times at which queued tasks fall due
 	// rearm is signalled (coalesced) when due gained an earlier time.
 	rearm chan struct{}
+	// hint is Store.WorkWatch's channel on a shared store, nil otherwise:
+	// work other hosts made claimable (a task created or a workflow woken
+	// through them) wakes the scheduler too.
+	hint <-chan struct{}
 }
 
 // workItem is one task for a worker.
@@ -134,6 +138,11 @@ func (s *scheduler) next(now time.Time) (time.Time, bool) {
 // hand them out, and sleep when the queue has nothing claimable.
 func (s *scheduler) run(ctx context.Context) {
 	defer s.e.wg.Done()
+	if s.e.store.Shared() {
+		var stop func()
+		s.hint, stop = s.e.store.WorkWatch()
+		defer stop()
+	}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
@@ -206,6 +215,10 @@ func (s *scheduler) sleep(ctx context.Context, timer *time.Timer, d time.Duratio
 		timer.Reset(d)
 		select {
 		case <-s.wake:
+		case <-s.hint:
+			// Another host's commit may have woken a workflow or queued a
+			// task.
+			s.e.wf.markDue()
 		case <-timer.C:
 		case <-s.rearm:
 			timer.Stop()

@@ -273,6 +273,9 @@ func (e *Engine) taskInsert(ctx context.Context, ip *store.TaskInsertParams) (*s
 			e.sched.free <- struct{}{}
 		}
 	}
+	if ip.Start {
+		ip.Host, ip.LeaseTTL = e.cfg.Host, e.cfg.LeaseTTL
+	}
 	start, mark := time.Now(), e.running.mark()
 	t, err := e.store.TaskInsert(ctx, ip)
 	e.metrics.observeWrite("task_insert", time.Since(start))
@@ -496,8 +499,11 @@ func (e *Engine) TaskCancel(ctx context.Context, who Caller, id string) (*store.
 	if changed && t.Status == store.StatusCancelled {
 		e.taskFinished(t)
 	}
-	if t.Status == store.StatusCancelling && !e.running.cancel(id, errCancelRequested) && t.Kind == store.KindWorkflow {
+	if t.Status == store.StatusCancelling && !e.running.cancel(id, errCancelRequested) && t.Kind == store.KindWorkflow &&
+		(!t.Lease.Held() || t.Lease.Host == e.cfg.Host) {
 		// A waiting workflow holds no call to stop: its cancel ends here.
+		// One in a run on another host is stopped by that host, which
+		// learns of the cancel at its next lease renewal.
 		e.cancelWaiting(ctx, id)
 		if cur, err := e.store.TaskGet(ctx, id); err == nil {
 			t = cur

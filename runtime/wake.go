@@ -64,7 +64,9 @@ func (e *Engine) claim(ctx context.Context, n int) ([]workItem, error) {
 		// budget (their activities run on the same worker), not to the
 		// fair share of queued tasks.
 		gate := e.adm.Gate()
-		res, err := e.store.WorkflowClaim(ctx, &store.WorkflowClaimParams{Limit: n, Now: now, Gate: gate})
+		res, err := e.store.WorkflowClaim(ctx, &store.WorkflowClaimParams{
+			Limit: n, Now: now, Gate: gate, Host: e.cfg.Host, LeaseTTL: e.cfg.LeaseTTL,
+		})
 		e.metrics.observeWrite("workflow_claim", time.Since(start))
 		if err != nil {
 			gate.Abort()
@@ -87,7 +89,9 @@ func (e *Engine) claim(ctx context.Context, n int) ([]workItem, error) {
 	}
 	start := time.Now()
 	gate := e.adm.Gate()
-	tasks, err := e.store.TaskClaim(ctx, &store.TaskClaimParams{Limit: n - len(items), Now: now, Gate: gate})
+	tasks, err := e.store.TaskClaim(ctx, &store.TaskClaimParams{
+		Limit: n - len(items), Now: now, Gate: gate, Host: e.cfg.Host, LeaseTTL: e.cfg.LeaseTTL,
+	})
 	e.metrics.observeWrite("task_claim", time.Since(start))
 	e.healer.claimed(err)
 	if err != nil {

@@ -47,7 +47,52 @@ type worker struct {
 	// mark is runningCalls.mark when the run in progress began: the mark
 	// of the work it hands over in next.
 	mark uint64
+	// lease is the lease of the task in progress this host holds (the zero
+	// key for none), and token its fencing token, passed on every write
+	// for the task (0 when the task holds no lease).
+	lease leaseKey
+	token int64
+	// callCancel stops the call in progress.
+	callCancel context.CancelCauseFunc
 }
+
+// hold makes t's lease the one of the run in progress: its token fences
+// the run's writes, and the heartbeat renews it.
+func (w *worker) hold(t *store.Task) {
+	token := int64(0)
+	if t.Lease.Held() {
+		token = t.Lease.Token
+	}
+	if w.lease.id == t.ID && w.lease.token == token {
+		w.token = token
+		return
+	}
+	w.releaseLease()
+	w.lease, w.token = w.e.leases.hold(w.e, t, time.Now()), token
+}
+
+// releaseLease gives up the lease registration of the run in progress.
+func (w *worker) releaseLease() {
+	w.e.leases.release(w.lease)
+	w.lease, w.token = leaseKey{}, 0
+}
+
+// fenced reports whether err says the lease of task id (token) is lost,
+// and then stops the call and says so once.
+func (w *worker) fenced(id string, token int64, err error) bool {
+	if !errors.Is(err, store.ErrLeaseLost) {
+		return false
+	}
+	k := leaseKey{id, token}
+	if id == w.lease.id && token == w.lease.token {
+		k = w.lease
+	}
+	w.e.leaseLost(k, "a write for the task was refused: "+err.Error())
+	return true
+}
+
+// leaseGone reports whether the run in progress lost its lease.
+func (w *worker) leaseGone() bool { return w.e.leases.isLost(w.lease) }
 
 // worker is the loop of one worker goroutine.
 func (e *Engine) worker() {
@@ -101,6 +146,8 @@ func (w *worker) run(it workItem) {
 		}
 		w.task, w.parent = nil, nil
 	}()
+	w.hold(it.task)
+	defer w.releaseLease()
 	if e.runCtx.Err() != nil {
 		return // shutdown: a claimed task stays loading, for start-up recovery
 	}
@@ -111,6 +158,10 @@ func (w *worker) run(it workItem) {
 
 	callCtx, cancel := context.WithCancelCause(e.runCtx)
 	defer cancel(nil)
+	w.callCancel = cancel
+	if !e.leases.setCancel(w.lease, cancel) {
+		return // the lease was lost while the task loaded
+	}
 	// Register before the move to running: a cancel that commits after the
 	// move then finds the call to stop, and one that commits before it makes
 	// the move fail.
@@ -144,6 +195,10 @@ func (w *worker) run(it workItem) {
 		return
 	}
 	w.task = t
+	w.hold(t)
+	if !e.leases.setCancel(w.lease, cancel) {
+		return
+	}
 
 	// The call ends at the earlier of the attempt's timeout and the task's
 	// total deadline, each with its own cause.
@@ -163,9 +218,11 @@ func (w *worker) run(it workItem) {
 		return
 	}
 	w.logs.Reset()
-	w.progress.Begin(t.ID)
+	w.progress.Begin(t.ID, w.token)
 	res, err := w.invoke(callCtx, t, timeout)
-	w.logs.Flush(ctx, e.store, t.ID, true)
+	if !errors.Is(context.Cause(callCtx), errLeaseLost) {
+		w.fenced(t.ID, w.token, w.logs.Flush(ctx, e.store, t.ID, w.token, true))
+	}
 	w.progress.End(ctx)
 	w.settle(ctx, callCtx, t, deadline, res, err)
 }
@@ -214,6 +271,8 @@ func (w *worker) start(ctx context.Context, it workItem) (*store.Task, bool) {
 			return nil, false
 		case cur.Status != store.StatusRunning:
 			return nil, false
+		case e.store.Shared() && cur.Lease.Held() && cur.Lease.Host != e.cfg.Host:
+			return nil, false // taken over by another host meanwhile
 		}
 		return cur, true
 	}
@@ -221,11 +280,14 @@ func (w *worker) start(ctx context.Context, it workItem) (*store.Task, bool) {
 		ID: id, From: []store.Status{store.StatusLoading}, To: store.StatusRunning,
 	})
 	if err != nil {
+		if w.fenced(id, w.token, err) {
+			return nil, false
+		}
 		if !benign(err) {
 			// The store refused the start: the task goes back to the
 			// queue once it takes writes again.
 			e.healer.add(transitionItem(it.task, &store.TaskTransitionParams{
-				ID: id, From: []store.Status{store.StatusLoading}, To: store.StatusQueued, Reason: "store_error",
+				ID: id, From: []store.Status{store.StatusLoading}, To: store.StatusQueued, Reason: "store_error", Lease: w.token,
 			}), err)
 		}
 		return nil, false // cancelled while loading, or written again later
@@ -274,6 +336,9 @@ func (w *worker) settle(ctx, callCtx context.Context, t *store.Task, deadline ti
 	case errors.Is(c, errShutdown):
 		// Leave the task to start-up recovery (persistence §11.3).
 		w.e.log.Debug("call stopped by shutdown", "task_id", t.ID)
+		return
+	case errors.Is(c, errLeaseLost) || w.leaseGone():
+		// Another host owns the task now: nothing more is written.
 		return
 	case errors.Is(c, errCancelRequested):
 		w.cancelled(ctx, t.ID)
@@ -357,6 +422,7 @@ func (w *worker) fail(ctx context.Context, t *store.Task, from store.Status, te 
 // end of an activity that its workflow just started goes on into the
 // workflow's next run instead, which commits both (foldEnd).
 func (w *worker) finish(ctx context.Context, p *store.TaskTransitionParams) {
+	w.fence(p)
 	if w.foldEnd(p) {
 		return
 	}
@@ -372,7 +438,13 @@ func (w *worker) finish(ctx context.Context, p *store.TaskTransitionParams) {
 // cancel, the worker completes the cancel; a write the store refused is
 // kept, as redo, to be written again (StoreRetry).
 func (w *worker) lost(ctx context.Context, id string, err error, redo *healItem) {
+	token := w.token
+	if redo != nil && redo.p != nil {
+		token = redo.p.Lease
+	}
 	switch {
+	case w.fenced(id, token, err):
+		// Another host owns the task now: no retry, no cancel.
 	case errors.Is(err, store.ErrConflict):
 		w.cancelled(ctx, id)
 	case benign(err):
@@ -389,7 +461,7 @@ func (w *worker) cancelled(ctx context.Context, id string) {
 	p := &store.TaskTransitionParams{ID: id, From: []store.Status{store.StatusCancelling}, To: store.StatusCancelled}
 	t, err := w.transition(ctx, p)
 	if err != nil {
-		if !benign(err) {
+		if !w.fenced(id, p.Lease, err) && !benign(err) {
 			w.e.healer.add(transitionItem(w.task, p), err)
 		}
 		return
@@ -397,10 +469,20 @@ func (w *worker) cancelled(ctx context.Context, id string) {
 	w.e.taskFinished(t)
 }
 
+// fence gives p, a write for the task in progress, the token of its lease,
+// and the host and lease a hand-over (WorkflowChildEnd) claims with.
+func (w *worker) fence(p *store.TaskTransitionParams) {
+	if w.task != nil && p.ID == w.task.ID && p.Lease == 0 {
+		p.Lease = w.token
+	}
+	p.Host, p.LeaseTTL = w.e.cfg.Host, w.e.cfg.LeaseTTL
+}
+
 // transition runs a store transition and measures it. The end of an
 // activity that a workflow scheduled reaches the workflow's journal in the
 // same transaction (childEnd).
 func (w *worker) transition(ctx context.Context, p *store.TaskTransitionParams) (*store.Task, error) {
+	w.fence(p)
 	if w.e.childOutcome(w.task, p) {
 		return w.childEnd(ctx, p)
 	}
@@ -430,7 +512,7 @@ func levelName(level string) string {
 // logger and, in batches, to the task's event log.
 func (w *worker) logLine(level, msg string) {
 	if w.logs.Add(levelName(level), msg, w.e.now()) {
-		w.logs.Flush(context.Background(), w.e.store, w.task.ID, false)
+		w.fenced(w.task.ID, w.token, w.logs.Flush(context.Background(), w.e.store, w.task.ID, w.token, false))
 	}
 }
 
@@ -441,8 +523,11 @@ func (w *worker) saveCheckpoint(ctx context.Context, frame []byte) error {
 	}
 	_, err := w.e.store.TaskCheckpoint(ctx, &store.TaskCheckpointParams{
 		ID: w.task.ID, Checkpoint: store.Payload{Codec: codec.CodecAvro, Data: append([]byte(nil), frame...)},
+		Lease: w.token,
 	})
 	switch {
+	case w.fenced(w.task.ID, w.token, err):
+		return fault.Errorf(fault.Conflict, "task %s is run by another host now", w.task.ID)
 	case errors.Is(err, store.ErrConflict):
 		return fault.Errorf(fault.Conflict, "task %s is no longer running", w.task.ID)
 	case err != nil:
@@ -451,10 +536,21 @@ func (w *worker) saveCheckpoint(ctx context.Context, frame []byte) error {
 	return nil
 }
 
-// resume hands the running tasks kept by start-up recovery (policy resume)
-// to the workers, each continuing from its last checkpoint.
+// resume hands the running tasks kept by start-up recovery or taken over
+// from another host (policy resume) to the workers, each continuing from
+// its last checkpoint. The leases of tasks taken over are renewed while
+// they wait for a worker, until the worker holds them.
 func (e *Engine) resume(ctx context.Context, tasks []*store.Task) {
 	defer e.wg.Done()
+	keys := make([]leaseKey, len(tasks))
+	for i, t := range tasks {
+		keys[i] = e.leases.hold(e, t, time.Now())
+	}
+	defer func() {
+		for _, k := range keys {
+			e.leases.release(k)
+		}
+	}()
 	for _, t := range tasks {
 		select {
 		case <-e.sched.free:

@@ -43,8 +43,11 @@ func (w *worker) runWorkflow(ctx, callCtx context.Context, t *store.Task, deadli
 		res, err := w.invoke(callCtx, t, timeout)
 		w.call.Workflow, w.call.LogReplayed = nil, 0
 		logs := w.workflowLogEvents()
-		if cause := context.Cause(callCtx); errors.Is(cause, errShutdown) || errors.Is(cause, errCancelRequested) {
-			w.appendLogs(ctx, t.ID, logs)
+		if cause := context.Cause(callCtx); errors.Is(cause, errShutdown) || errors.Is(cause, errCancelRequested) ||
+			errors.Is(cause, errLeaseLost) {
+			if !errors.Is(cause, errLeaseLost) {
+				w.appendLogs(ctx, t.ID, logs)
+			}
 			w.unfold(ctx, f)
 			w.settle(ctx, callCtx, t, deadline, res, err)
 			return
@@ -90,6 +93,10 @@ func (w *worker) runWorkflow(ctx, callCtx context.Context, t *store.Task, deadli
 			return
 		}
 		t, f = next, nil
+		w.hold(t)
+		if !w.e.leases.setCancel(w.lease, w.callCancel) {
+			return
+		}
 	}
 }
 
@@ -133,8 +140,8 @@ func (w *worker) appendLogs(ctx context.Context, id string, logs []store.EventDr
 	if len(logs) == 0 {
 		return
 	}
-	if _, err := w.e.store.EventAppend(ctx, &store.EventAppendParams{TaskID: id, Events: logs}); err != nil &&
-		!errors.Is(err, store.ErrTaskFinished) {
+	if _, err := w.e.store.EventAppend(ctx, &store.EventAppendParams{TaskID: id, Events: logs, Lease: w.token}); err != nil &&
+		!errors.Is(err, store.ErrTaskFinished) && !w.fenced(id, w.token, err) {
 		w.e.log.Error("workflow log", "task_id", id, "error", err)
 	}
 }
@@ -237,6 +244,7 @@ func (w *worker) workflowWait(ctx, callCtx context.Context, t *store.Task, j *jo
 	// on finds no call to stop and ends the task itself; one that came
 	// during the run left its cause on callCtx.
 	e.running.remove(w.reg)
+	w.releaseLease() // a waiting workflow holds no lease
 	if errors.Is(context.Cause(callCtx), errCancelRequested) {
 		w.cancelled(ctx, t.ID)
 	}
@@ -271,6 +279,7 @@ func (w *worker) commitRun(ctx context.Context, f *foldedEnd, p *store.WorkflowC
 	if f != nil {
 		p.EndChild, p.LastSeq, p.At = f.end, f.lastSeq, f.at
 	}
+	p.Lease, p.Host, p.LeaseTTL = w.token, w.e.cfg.Host, w.e.cfg.LeaseTTL
 	start := time.Now()
 	res, err := w.e.store.WorkflowCommit(ctx, p)
 	w.e.metrics.observeWrite("workflow_commit", time.Since(start))

@@ -67,6 +67,10 @@ type LeaseExtendResult struct {
 	// holds (taken over, released, or the task is gone), in the order of
 	// params.Held. Their writes now fail with ErrLeaseLost.
 	Lost []string
+	// Cancelling lists the tasks of params.Held whose lease was renewed and
+	// that are cancelling, in the order of params.Held: a cancel accepted
+	// by any host reaches the host running the task at its next renewal.
+	Cancelling []string
 }
 
 // TaskReclaimParams are the params of Store.TaskReclaim.
@@ -84,6 +88,12 @@ type TaskReclaimParams struct {
 	// its host. Give it well above the longest request. Defaults to 0 (keys
 	// are left alone).
 	StaleKeysAfter time.Duration
+	// Restart also takes over the tasks whose lease params.Host holds,
+	// live or expired: the host is starting again, so what its earlier run
+	// held is left over and need not wait for the lease to run out. Only a
+	// host that is starting, under an id no other process uses, may set
+	// it. Defaults to false.
+	Restart bool
 }
 
 // TaskReclaimResult is what Store.TaskReclaim did, by the persistence

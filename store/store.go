@@ -165,8 +165,9 @@ type Store interface {
 	// host and params.Host (see StatusEvent). A running task of policy
 	// resume stays running with a fresh lease for params.Host and is
 	// returned for it to continue. It never touches a task whose lease is
-	// live, or one that holds none (queued, a waiting workflow); hosts
-	// reclaiming at once never take the same task. With
+	// live (but, with params.Restart, those params.Host holds), or one
+	// that holds none (queued, a waiting workflow); hosts reclaiming at
+	// once never take the same task. With
 	// params.StaleKeysAfter it also releases old in-flight idempotency keys
 	// bound to no task. Safe at any time on any store; the shared-store
 	// counterpart of TaskRecover. It returns ErrInvalid for bad params.
@@ -177,7 +178,9 @@ type Store interface {
 	// params.TTL from now by the store's clock, and returns the tasks whose
 	// lease it no longer holds: their runs must stop, since every fenced
 	// write for them fails with ErrLeaseLost. A lease that expired but was
-	// not taken over is renewed. It returns ErrInvalid for bad params.
+	// not taken over is renewed. It also names the renewed tasks that are
+	// cancelling (a cancel accepted by another host), whose calls must
+	// stop. It returns ErrInvalid for bad params.
 	LeaseExtend(ctx context.Context, params *LeaseExtendParams) (*LeaseExtendResult, error)
 
 	// WorkflowCommit commits one run of a running workflow in one

@@ -15,6 +15,8 @@ import (
 	"github.com/weft-run/weft/runtime"
 	"github.com/weft-run/weft/runtime/enginetest"
 	"github.com/weft-run/weft/store/blob"
+	"github.com/weft-run/weft/store/postgres"
+	"github.com/weft-run/weft/store/postgres/pgtest"
 	"github.com/weft-run/weft/store/sqlite"
 )
 
@@ -34,6 +36,33 @@ var (
 // compiles one, and each kit is compiled once per run. One host serves the
 // whole suite.
 func TestEngineSuite(t *testing.T) {
+	runEngineSuite(t, func(tb testing.TB) func(testing.TB) enginetest.Store {
+		path := filepath.Join(tb.TempDir(), sqlite.FileName)
+		return func(tb testing.TB) enginetest.Store {
+			db, err := sqlite.Open(context.Background(), sqlite.Config{Path: path, Logger: hclog.NewNullLogger()})
+			require.NoError(tb, err)
+			return db
+		}
+	})
+}
+
+// TestEngineSuitePostgres runs the same suite over the PostgreSQL store, a
+// fresh database per test on the server named by WEFT_TEST_POSTGRES (the
+// test is skipped without it); a restart opens the database again.
+func TestEngineSuitePostgres(t *testing.T) {
+	pgtest.Server(t)
+	runEngineSuite(t, func(tb testing.TB) func(testing.TB) enginetest.Store {
+		dsn := pgtest.NewDatabase(tb)
+		return func(tb testing.TB) enginetest.Store {
+			db, err := postgres.Open(context.Background(), dsn, postgres.Options{Logger: hclog.NewNullLogger()})
+			require.NoError(tb, err)
+			return db
+		}
+	})
+}
+
+// runEngineSuite runs the engine suite over the stores newStore makes.
+func runEngineSuite(t *testing.T, newStore func(tb testing.TB) func(testing.TB) enginetest.Store) {
 	activities, err := os.ReadFile(suiteActivitiesWasm)
 	require.NoError(t, err)
 	workflows, err := os.ReadFile(suiteWorkflowsWasm)
@@ -47,14 +76,7 @@ func TestEngineSuite(t *testing.T) {
 	t.Cleanup(func() { require.NoError(t, h.Close(context.Background())) })
 
 	enginetest.Run(t, enginetest.Harness{
-		NewStore: func(tb testing.TB) func(testing.TB) enginetest.Store {
-			path := filepath.Join(tb.TempDir(), sqlite.FileName)
-			return func(tb testing.TB) enginetest.Store {
-				db, err := sqlite.Open(context.Background(), sqlite.Config{Path: path, Logger: hclog.NewNullLogger()})
-				require.NoError(tb, err)
-				return db
-			}
-		},
+		NewStore: newStore,
 		NewModules: func(tb testing.TB) runtime.ModuleFiles {
 			files, err := blob.New(blob.Config{Dir: tb.TempDir()})
 			require.NoError(tb, err)

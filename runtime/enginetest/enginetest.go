@@ -130,8 +130,12 @@ type env struct {
 	open  func(testing.TB) Store
 	files runtime.ModuleFiles
 	edit  func(*runtime.Config)
-	db    Store
-	e     *runtime.Engine
+	// host is the engine's host id, the same at every start, as a daemon
+	// restarted with its --host: on a shared store the restarted engine
+	// takes back at once what the stopped one held.
+	host string
+	db   Store
+	e    *runtime.Engine
 	// acc is access control over the same store: idempotency keys are
 	// claimed through it, as the HTTP layer does.
 	acc *access.Service
@@ -142,7 +146,7 @@ type env struct {
 // start). Everything is closed at the end of the test.
 func newEnv(tb testing.TB, h *Harness, edit func(*runtime.Config)) *env {
 	tb.Helper()
-	v := &env{tb: tb, h: h, open: h.NewStore(tb), files: h.NewModules(tb), edit: edit}
+	v := &env{tb: tb, h: h, open: h.NewStore(tb), files: h.NewModules(tb), edit: edit, host: runtime.DefaultHost()}
 	tb.Cleanup(v.stop)
 	v.start()
 	ctx := context.Background()
@@ -174,6 +178,7 @@ func (v *env) start() {
 		PollInterval:    200 * time.Millisecond,
 		ShutdownTimeout: 10 * time.Second,
 		DefaultRetry:    &store.RetryPolicy{MaximumAttempts: 1},
+		Host:            v.host,
 	}
 	if v.edit != nil {
 		v.edit(&cfg)

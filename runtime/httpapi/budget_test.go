@@ -48,7 +48,10 @@ func TestEncodeTaskMatchesDoc(t *testing.T) {
 	}
 	bare := base
 	bare.Error = &store.TaskError{Code: "timeout", Message: "late"}
-	for _, task := range []*store.Task{&base, &withDetails, &bare} {
+	running := base
+	running.Status, running.FinishedAt = store.StatusRunning, time.Time{}
+	running.Lease = store.Lease{Host: "host-a", Token: 3, ExpiresAt: now.Add(time.Minute)}
+	for _, task := range []*store.Task{&base, &withDetails, &bare, &running} {
 		var buf bytes.Buffer
 		bw := bufio.NewWriter(&buf)
 		require.NoError(t, s.encodeTask(bw, task))
@@ -56,6 +59,13 @@ func TestEncodeTaskMatchesDoc(t *testing.T) {
 		want, err := json.Marshal(s.taskDoc(task))
 		require.NoError(t, err)
 		require.JSONEq(t, string(want), buf.String())
+		var doc map[string]any
+		require.NoError(t, json.Unmarshal(buf.Bytes(), &doc))
+		if task == &running {
+			require.Equal(t, "host-a", doc["host"], "the host holding the lease")
+		} else {
+			require.NotContains(t, doc, "host", "no lease, no host")
+		}
 	}
 }
 

@@ -143,6 +143,9 @@ func (s *Server) taskDoc(t *store.Task) *client.Task {
 		StartedAt:          timeOrNil(t.StartedAt),
 		FinishedAt:         timeOrNil(t.FinishedAt),
 	}
+	if t.Lease.Held() {
+		d.Host = t.Lease.Host
+	}
 	if p := t.Progress; p != nil {
 		d.Progress = &client.Progress{Done: p.Done, Total: p.Total, Message: p.Message, UpdatedAt: p.UpdatedAt.UTC()}
 	}

@@ -3,11 +3,8 @@ package postgres_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"flag"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,89 +18,17 @@ import (
 
 	"github.com/weft-run/weft/store"
 	"github.com/weft-run/weft/store/postgres"
+	"github.com/weft-run/weft/store/postgres/pgtest"
 	"github.com/weft-run/weft/store/storetest"
 )
 
 var updateSchema = flag.Bool("update-schema", false, "rewrite testdata/schema.sql from the migrations")
 
-// serverEnv names the variable holding the DSN of a server the tests may
-// create databases on.
-const serverEnv = "WEFT_TEST_POSTGRES"
-
-// server returns the DSN of the test server, or skips tb.
-func server(tb testing.TB) string {
-	tb.Helper()
-	dsn := os.Getenv(serverEnv)
-	if dsn == "" {
-		tb.Skip(serverEnv + " is unset, so the PostgreSQL tests are skipped; run them with\n" +
-			"\texport " + serverEnv + "=$(scripts/pg-test.sh start /tmp/pg)\n" +
-			"\tgo test -race ./store/postgres/")
-	}
-	return dsn
-}
-
-// randomName returns prefix followed by random hex digits.
-func randomName(prefix string) string {
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	return prefix + hex.EncodeToString(b)
-}
-
-// withParam returns dsn with one more query parameter.
-func withParam(tb testing.TB, dsn, key, value string) string {
-	tb.Helper()
-	u, err := url.Parse(dsn)
-	require.NoError(tb, err)
-	q := u.Query()
-	q.Set(key, value)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
-
-// NewDatabase creates a database with a random name on the test server,
-// dropped when tb ends, and returns its DSN.
-func NewDatabase(tb testing.TB) string {
-	tb.Helper()
-	admin := server(tb)
-	name := randomName("weft_test_")
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, admin)
-	require.NoError(tb, err, "connect to %s=%s", serverEnv, admin)
-	_, err = conn.Exec(ctx, "CREATE DATABASE "+name)
-	_ = conn.Close(ctx)
-	require.NoError(tb, err)
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, admin)
-		if err != nil {
-			tb.Errorf("drop database %s: %v", name, err)
-			return
-		}
-		defer func() { _ = conn.Close(ctx) }()
-		if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
-			tb.Errorf("drop database %s: %v", name, err)
-		}
-	})
-	u, err := url.Parse(admin)
-	require.NoError(tb, err)
-	u.Path = "/" + name
-	return u.String()
-}
-
-// NewSchema creates a schema with a random name in the database at dsn and
-// returns a DSN whose connections use it: a fresh, empty store for each
-// test without the cost of a database each.
-func NewSchema(tb testing.TB, dsn string) string {
-	tb.Helper()
-	name := randomName("s_")
-	conn, err := pgx.Connect(tb.Context(), dsn)
-	require.NoError(tb, err)
-	defer func() { _ = conn.Close(context.Background()) }()
-	_, err = conn.Exec(tb.Context(), "CREATE SCHEMA "+name)
-	require.NoError(tb, err)
-	return withParam(tb, dsn, "search_path", name)
-}
+// The helpers of pgtest, under their short names.
+var (
+	NewDatabase = pgtest.NewDatabase
+	NewSchema   = pgtest.NewSchema
+)
 
 // MustOpen opens a store on dsn, closed when tb ends.
 func MustOpen(tb testing.TB, dsn string) *postgres.DB {

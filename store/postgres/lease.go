@@ -91,7 +91,8 @@ func (t *tx) grantLease(task *store.Task, g *grant) error {
 func (db *DB) Shared() bool { return true }
 
 // leaseExtendSQL renews, in one statement, every listed lease the host
-// still holds, and returns the ids of the others in the order given. The
+// still holds, and returns the ids of the others in the order given, with
+// those of the renewed ones that are cancelling (lost false). The
 // rows are locked in id order, as every multi-row lock of tasks is.
 const leaseExtendSQL = `WITH held AS (
 		SELECT h.id, h.token, h.ord FROM unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS h (id, token, ord)
@@ -102,9 +103,10 @@ const leaseExtendSQL = `WITH held AS (
 	), renewed AS (
 		UPDATE tasks t SET lease_expires_at = date_trunc('milliseconds', now()) + $4 * interval '1 millisecond'
 		FROM mine WHERE t.id = mine.id
-		RETURNING t.id
+		RETURNING t.id, t.status
 	)
-	SELECT h.id FROM held h WHERE NOT EXISTS (SELECT 1 FROM renewed r WHERE r.id = h.id) ORDER BY h.ord`
+	SELECT h.id, r.id IS NULL FROM held h LEFT JOIN renewed r ON r.id = h.id
+	WHERE r.id IS NULL OR r.status = 'cancelling' ORDER BY h.ord`
 
 // LeaseExtend implements store.Store, in one statement.
 func (db *DB) LeaseExtend(ctx context.Context, p *store.LeaseExtendParams) (*store.LeaseExtendResult, error) {
@@ -126,7 +128,19 @@ func (db *DB) LeaseExtend(ctx context.Context, p *store.LeaseExtendParams) (*sto
 		if err != nil {
 			return err
 		}
-		res.Lost, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		res.Lost, res.Cancelling = nil, nil
+		var (
+			id   string
+			lost bool
+		)
+		_, err = pgx.ForEachRow(rows, []any{&id, &lost}, func() error {
+			if lost {
+				res.Lost = append(res.Lost, id)
+			} else {
+				res.Cancelling = append(res.Cancelling, id)
+			}
+			return nil
+		})
 		return err
 	})
 	if err != nil {
@@ -139,8 +153,10 @@ func (db *DB) LeaseExtend(ctx context.Context, p *store.LeaseExtendParams) (*sto
 // those another transaction holds: hosts reclaiming at once take
 // different tasks, and a task being written to is left for the next round.
 // A row whose lease was renewed meanwhile no longer matches once locked.
+// With $3 (a restart) the rows whose lease host $4 holds match too.
 const reclaimSQL = "SELECT " + taskColumns + ` FROM tasks
-	WHERE lease_expires_at IS NOT NULL AND lease_expires_at < $1 AND status IN ('loading', 'running', 'cancelling')
+	WHERE lease_expires_at IS NOT NULL AND (lease_expires_at < $1 OR ($3 AND lease_host = $4))
+		AND status IN ('loading', 'running', 'cancelling')
 	ORDER BY lease_expires_at, id LIMIT $2 FOR NO KEY UPDATE SKIP LOCKED`
 
 // TaskReclaim implements store.Store, in one transaction.
@@ -160,7 +176,7 @@ func (db *DB) TaskReclaim(ctx context.Context, p *store.TaskReclaimParams) (*sto
 		if err != nil {
 			return err
 		}
-		rows, err := t.query(reclaimSQL, n, limit)
+		rows, err := t.query(reclaimSQL, n, limit, p.Restart, p.Host)
 		if err != nil {
 			return err
 		}

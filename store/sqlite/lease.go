@@ -2,6 +2,8 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -45,21 +47,26 @@ func (db *DB) LeaseExtend(ctx context.Context, p *store.LeaseExtendParams) (*sto
 	}
 	ttl := store.LeaseTTLOr(p.TTL)
 	err := db.write(ctx, func(t *tx) error {
-		res.Lost = res.Lost[:0]
+		res.Lost, res.Cancelling = res.Lost[:0], res.Cancelling[:0]
 		until := ms(now().Add(ttl))
 		ids := make([]string, len(p.Held))
 		for i, h := range p.Held {
 			ids[i] = h.TaskID
-			r, err := t.exec(`UPDATE tasks SET lease_expires_at = ?
-				WHERE id = ? AND lease_token = ? AND lease_host = ? AND lease_expires_at IS NOT NULL`,
+			r, err := t.queryRow(`UPDATE tasks SET lease_expires_at = ?
+				WHERE id = ? AND lease_token = ? AND lease_host = ? AND lease_expires_at IS NOT NULL
+				RETURNING status`,
 				until, h.TaskID, h.Token, p.Host)
 			if err != nil {
 				return err
 			}
-			if n, err := r.RowsAffected(); err != nil {
-				return err
-			} else if n == 0 {
+			var status string
+			switch err := r.Scan(&status); {
+			case errors.Is(err, sql.ErrNoRows):
 				res.Lost = append(res.Lost, h.TaskID)
+			case err != nil:
+				return err
+			case status == string(store.StatusCancelling):
+				res.Cancelling = append(res.Cancelling, h.TaskID)
 			}
 		}
 		t.w.cache.evict(ids) // read again at the next write
@@ -86,9 +93,18 @@ func (db *DB) TaskReclaim(ctx context.Context, p *store.TaskReclaimParams) (*sto
 	err := db.write(ctx, func(t *tx) error {
 		*res = store.TaskReclaimResult{}
 		n := now()
-		rows, err := t.query("SELECT "+taskColumns+` FROM tasks INDEXED BY tasks_lease
+		q := "SELECT " + taskColumns + ` FROM tasks INDEXED BY tasks_lease
 			WHERE lease_expires_at IS NOT NULL AND lease_expires_at < ? AND status IN ('loading', 'running', 'cancelling')
-			ORDER BY lease_expires_at, id LIMIT ?`, ms(n), limit)
+			ORDER BY lease_expires_at, id LIMIT ?`
+		args := []any{ms(n), limit}
+		if p.Restart {
+			q = "SELECT " + taskColumns + ` FROM tasks
+				WHERE lease_expires_at IS NOT NULL AND (lease_expires_at < ? OR lease_host = ?)
+					AND status IN ('loading', 'running', 'cancelling')
+				ORDER BY lease_expires_at, id LIMIT ?`
+			args = []any{ms(n), p.Host, limit}
+		}
+		rows, err := t.query(q, args...)
 		if err != nil {
 			return err
 		}

@@ -282,6 +282,7 @@ func testLease(t *testing.T, newStore func(testing.TB) store.Store) {
 		}})
 		require.NoError(t, err)
 		require.Equal(t, []string{a.ID, unknown}, res.Lost, "the taken-over task and the unknown one, in order")
+		require.Empty(t, res.Cancelling)
 		for _, id := range []string{b.ID, c.ID} {
 			got, err := s.TaskGet(ctx, id)
 			require.NoError(t, err)
@@ -300,6 +301,44 @@ func testLease(t *testing.T, newStore func(testing.TB) store.Store) {
 		res, err = s.LeaseExtend(ctx, &store.LeaseExtendParams{Host: "h1"})
 		require.NoError(t, err)
 		require.Empty(t, res.Lost)
+
+		// A cancel accepted meanwhile is reported with the renewal.
+		got, changed, err := s.TaskCancel(ctx, c.ID)
+		require.NoError(t, err)
+		require.True(t, changed)
+		require.Equal(t, store.StatusCancelling, got.Status)
+		res, err = s.LeaseExtend(ctx, &store.LeaseExtendParams{Host: "h1", Held: []store.LeaseHeld{
+			{TaskID: a.ID, Token: a.Lease.Token},
+			{TaskID: b.ID, Token: b.Lease.Token},
+			{TaskID: c.ID, Token: c.Lease.Token},
+		}})
+		require.NoError(t, err)
+		require.Equal(t, []string{a.ID}, res.Lost)
+		require.Equal(t, []string{c.ID}, res.Cancelling, "renewed, and cancelling")
+	})
+
+	t.Run("ReclaimRestart", func(t *testing.T) {
+		s := newStore(t)
+		ctx := t.Context()
+		mine := MustClaim(t, s, "h1", time.Minute, &store.TaskInsertParams{OnRestart: store.OnRestartResume}, true)
+		theirs := MustClaim(t, s, "h2", time.Minute, &store.TaskInsertParams{OnRestart: store.OnRestartResume}, true)
+		// Without Restart a live lease is left alone.
+		res, err := s.TaskReclaim(ctx, &store.TaskReclaimParams{Host: "h1"})
+		require.NoError(t, err)
+		require.Empty(t, res.Resumed)
+		// h1 starts again: its own live leases are left over, h2's are not.
+		res, err = s.TaskReclaim(ctx, &store.TaskReclaimParams{Host: "h1", Restart: true, LeaseTTL: time.Minute})
+		require.NoError(t, err)
+		require.Len(t, res.Resumed, 1)
+		require.Equal(t, mine.ID, res.Resumed[0].ID)
+		require.Equal(t, "h1", res.Resumed[0].Lease.Host)
+		require.Equal(t, mine.Lease.Token+1, res.Resumed[0].Lease.Token)
+		got, err := s.TaskGet(ctx, theirs.ID)
+		require.NoError(t, err)
+		require.Equal(t, theirs.Lease, got.Lease)
+		// The old run's writes are fenced off.
+		_, err = s.TaskCheckpoint(ctx, &store.TaskCheckpointParams{ID: mine.ID, Checkpoint: Frame("x"), Lease: mine.Lease.Token})
+		require.ErrorIs(t, err, store.ErrLeaseLost)
 	})
 
 	t.Run("Reclaim", func(t *testing.T) {

@@ -50,22 +50,26 @@ type RetryPolicy struct {
 // Task is a task as the API shows it. Each payload appears twice: the
 // lossless envelope and its typed projection.
 type Task struct {
-	ID               string          `json:"id"`
-	Object           string          `json:"object"`
-	Module           string          `json:"module"`
-	ModuleDigest     string          `json:"module_digest"`
-	Function         string          `json:"function"`
-	Kind             string          `json:"kind"`
-	Status           string          `json:"status"`
-	OnRestart        string          `json:"on_restart"`
-	TimeoutMS        int64           `json:"timeout_ms"`
-	MemoryLimitBytes int64           `json:"memory_limit_bytes"`
-	Retry            *RetryPolicy    `json:"retry"`
-	Attempt          int             `json:"attempt"`
-	InputEnvelope    *codec.Envelope `json:"input_envelope"`
-	Input            json.RawMessage `json:"input"`
-	OutputEnvelope   *codec.Envelope `json:"output_envelope"`
-	Output           json.RawMessage `json:"output"`
+	ID               string       `json:"id"`
+	Object           string       `json:"object"`
+	Module           string       `json:"module"`
+	ModuleDigest     string       `json:"module_digest"`
+	Function         string       `json:"function"`
+	Kind             string       `json:"kind"`
+	Status           string       `json:"status"`
+	OnRestart        string       `json:"on_restart"`
+	TimeoutMS        int64        `json:"timeout_ms"`
+	MemoryLimitBytes int64        `json:"memory_limit_bytes"`
+	Retry            *RetryPolicy `json:"retry"`
+	Attempt          int          `json:"attempt"`
+	// Host is the host that holds the task's lease (it claimed the task
+	// and runs it), absent while none does: queued, waiting (a workflow)
+	// or finished.
+	Host           string          `json:"host,omitempty"`
+	InputEnvelope  *codec.Envelope `json:"input_envelope"`
+	Input          json.RawMessage `json:"input"`
+	OutputEnvelope *codec.Envelope `json:"output_envelope"`
+	Output         json.RawMessage `json:"output"`
 	// InputProjectionOmitted and OutputProjectionOmitted say that the
 	// projection is left out for its size (the envelope is still there).
 	InputProjectionOmitted  bool       `json:"input_projection_omitted,omitempty"`

@@ -71,20 +71,24 @@ func (l *Log) CountDropped() {
 }
 
 // Flush appends the buffered lines, and with final the count of dropped
-// ones, to task id's event log. A task that has already finished keeps its
-// log as it is: its lines still went to the plugin's logger.
-func (l *Log) Flush(ctx context.Context, s store.Store, id string, final bool) {
+// ones, to task id's event log, fenced by lease (0 for none), and returns
+// the append's error. A task that has already finished, or whose lease was
+// lost, keeps its log as it is: its lines still went to the plugin's
+// logger.
+func (l *Log) Flush(ctx context.Context, s store.Store, id string, lease int64, final bool) error {
 	if final {
 		l.CountDropped()
 	}
 	if len(l.pending) == 0 {
-		return
+		return nil
 	}
 	n := len(l.pending)
-	if _, err := s.EventAppend(ctx, &store.EventAppendParams{TaskID: id, Events: l.pending}); err == nil {
+	_, err := s.EventAppend(ctx, &store.EventAppendParams{TaskID: id, Events: l.pending, Lease: lease})
+	if err == nil {
 		l.recorded += n
 	}
 	l.pending = l.pending[:0]
+	return err
 }
 
 // Take returns the buffered events, with the count of dropped lines, and

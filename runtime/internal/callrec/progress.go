@@ -25,6 +25,7 @@ type Progress struct {
 
 	mu      sync.Mutex
 	taskID  string
+	lease   int64
 	pending store.TaskProgress // the latest report not yet appended, when has
 	has     bool
 	writing bool          // the writer goroutine runs
@@ -39,10 +40,11 @@ func NewProgress(s store.Store, interval time.Duration, log hclog.Logger) *Progr
 	return &Progress{store: s, interval: interval, log: log}
 }
 
-// Begin prepares the log for a call of task id.
-func (l *Progress) Begin(id string) {
+// Begin prepares the log for a call of task id, whose appends are fenced
+// by lease (store.EventAppendParams.Lease; 0 for none).
+func (l *Progress) Begin(id string, lease int64) {
 	l.mu.Lock()
-	l.taskID, l.has, l.stop, l.ended = id, false, nil, false
+	l.taskID, l.lease, l.has, l.stop, l.ended = id, lease, false, nil, false
 	l.mu.Unlock()
 }
 
@@ -63,13 +65,13 @@ func (l *Progress) Report(done, total int64, message string) {
 	}
 	l.writing = true
 	l.wg.Add(1)
-	go l.writer(l.taskID, l.stop)
+	go l.writer(l.taskID, l.lease, l.stop)
 }
 
 // writer appends the pending report, waits the interval, and goes on while
 // reports keep coming; it ends once an interval passed without one, or
 // when the call ends (End appends what is left).
-func (l *Progress) writer(id string, stop <-chan struct{}) {
+func (l *Progress) writer(id string, lease int64, stop <-chan struct{}) {
 	defer l.wg.Done()
 	timer := time.NewTimer(l.interval)
 	defer timer.Stop()
@@ -83,7 +85,7 @@ func (l *Progress) writer(id string, stop <-chan struct{}) {
 		p := l.pending
 		l.has = false
 		l.mu.Unlock()
-		l.append(context.Background(), id, &p)
+		l.append(context.Background(), id, lease, &p)
 		timer.Reset(l.interval)
 		select {
 		case <-timer.C:
@@ -104,11 +106,11 @@ func (l *Progress) End(ctx context.Context) {
 	l.mu.Unlock()
 	l.wg.Wait()
 	l.mu.Lock()
-	p, has, id := l.pending, l.has, l.taskID
+	p, has, id, lease := l.pending, l.has, l.taskID, l.lease
 	l.has = false
 	l.mu.Unlock()
 	if has {
-		l.append(ctx, id, &p)
+		l.append(ctx, id, lease, &p)
 	}
 }
 
@@ -120,17 +122,18 @@ type progressData struct {
 }
 
 // append writes one task.progress event and the task's progress with it.
-// A task that has already finished keeps its log as it is.
-func (l *Progress) append(ctx context.Context, id string, p *store.TaskProgress) {
+// A task that has already finished keeps its log as it is, and so does a
+// task whose lease was lost (the call is being stopped).
+func (l *Progress) append(ctx context.Context, id string, lease int64, p *store.TaskProgress) {
 	payload, err := json.Marshal(progressData{Done: p.Done, Total: p.Total, Message: p.Message})
 	if err != nil {
 		return
 	}
 	_, err = l.store.EventAppend(ctx, &store.EventAppendParams{
-		TaskID: id, Progress: p,
+		TaskID: id, Progress: p, Lease: lease,
 		Events: []store.EventDraft{{Type: store.EventProgress, Payload: payload}},
 	})
-	if err != nil && !errors.Is(err, store.ErrTaskFinished) {
+	if err != nil && !errors.Is(err, store.ErrTaskFinished) && !errors.Is(err, store.ErrLeaseLost) {
 		l.log.Warn("record task progress", "task_id", id, "error", err)
 	}
 }

@@ -22,7 +22,7 @@ func BenchmarkProgressReport(b *testing.B) {
 	b.Cleanup(func() { _ = db.Close(context.Background()) })
 	task := storetest.MustRunning(b, db, nil)
 	l := NewProgress(db, 250*time.Millisecond, hclog.NewNullLogger())
-	l.Begin(task.ID)
+	l.Begin(task.ID, 0)
 	b.ReportAllocs()
 	for i := int64(0); b.Loop(); i++ {
 		l.Report(i, 0, "copying")

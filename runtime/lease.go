@@ -1,0 +1,348 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/weft-run/weft/store"
+)
+
+// errLeaseLost is the cancellation cause of a call whose task's lease this
+// host no longer holds: another host took the task over, or the lease ran
+// out without a renewal. Its worker writes nothing more for the task.
+var errLeaseLost = errors.New("task lease lost")
+
+// StaleKeysAfter is the age past which a host of a shared store takes an
+// in-flight idempotency key bound to no task for one whose request died
+// with its host, and releases it (store.TaskReclaimParams.StaleKeysAfter).
+// A key is bound to its task by the insert that creates the task, so the
+// longest unbound stretch of a live request is that of one create or
+// signal call: ten minutes is far above it.
+const StaleKeysAfter = 10 * time.Minute
+
+// reclaimLimit caps the tasks one TaskReclaim takes over.
+const reclaimLimit = 100
+
+// leaseKey names one lease: a task and the token its claim gave.
+type leaseKey struct {
+	id    string
+	token int64
+}
+
+// heldLease is a lease this host holds for a run in progress.
+type heldLease struct {
+	// expires is when the lease runs out by this host's clock, counted
+	// from before the claim or renewal that set it, so never later than
+	// the store's.
+	expires time.Time
+	// cancel stops the run's call; nil until the call starts.
+	cancel context.CancelCauseFunc
+	// lost is set once the lease is known lost: the run writes nothing
+	// more.
+	lost bool
+	refs int
+}
+
+// leaseTable holds the leases of the runs in progress on this host, for
+// the heartbeat to renew. Runs register their lease (hold) and give it up
+// when they end (release).
+type leaseTable struct {
+	mu sync.Mutex
+	m  map[leaseKey]*heldLease
+}
+
+// hold registers the lease of t, when this host holds it, and returns its
+// key (the zero key for none). since is when the claim that gave it began.
+func (lt *leaseTable) hold(e *Engine, t *store.Task, since time.Time) leaseKey {
+	if t == nil || !t.Lease.Held() || t.Lease.Host != e.cfg.Host {
+		return leaseKey{}
+	}
+	k := leaseKey{t.ID, t.Lease.Token}
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	if lt.m == nil {
+		lt.m = make(map[leaseKey]*heldLease)
+	}
+	h := lt.m[k]
+	if h == nil {
+		h = &heldLease{expires: since.Add(e.cfg.LeaseTTL)}
+		lt.m[k] = h
+	}
+	h.refs++
+	return k
+}
+
+// release gives up one registration of k.
+func (lt *leaseTable) release(k leaseKey) {
+	if k.id == "" {
+		return
+	}
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	if h := lt.m[k]; h != nil {
+		if h.refs--; h.refs <= 0 {
+			delete(lt.m, k)
+		}
+	}
+}
+
+// setCancel records the function that stops the call of k, and returns
+// false when the lease is already lost (the call must not start).
+func (lt *leaseTable) setCancel(k leaseKey, cancel context.CancelCauseFunc) bool {
+	if k.id == "" {
+		return true
+	}
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	h := lt.m[k]
+	if h == nil {
+		return true
+	}
+	h.cancel = cancel
+	return !h.lost
+}
+
+// lose marks k lost and stops its call; it reports whether k was not
+// marked before (the caller then logs it).
+func (lt *leaseTable) lose(k leaseKey) bool {
+	lt.mu.Lock()
+	h := lt.m[k]
+	if h == nil || h.lost {
+		lt.mu.Unlock()
+		return h == nil
+	}
+	h.lost = true
+	cancel := h.cancel
+	lt.mu.Unlock()
+	if cancel != nil {
+		cancel(errLeaseLost)
+	}
+	return true
+}
+
+// isLost reports whether k is known lost.
+func (lt *leaseTable) isLost(k leaseKey) bool {
+	if k.id == "" {
+		return false
+	}
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	h := lt.m[k]
+	return h != nil && h.lost
+}
+
+// snapshot returns the leases to renew, and the ones whose expiry passed.
+func (lt *leaseTable) snapshot(now time.Time) (held []store.LeaseHeld, expired []leaseKey) {
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	for k, h := range lt.m {
+		if h.lost {
+			continue
+		}
+		if !now.Before(h.expires) {
+			expired = append(expired, k)
+		}
+		held = append(held, store.LeaseHeld{TaskID: k.id, Token: k.token})
+	}
+	return held, expired
+}
+
+// renewed moves the expiry of the leases of held that were renewed to
+// since plus ttl.
+func (lt *leaseTable) renewed(held []store.LeaseHeld, lost []string, until time.Time) {
+	gone := make(map[string]bool, len(lost))
+	for _, id := range lost {
+		gone[id] = true
+	}
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	for _, l := range held {
+		if gone[l.TaskID] {
+			continue
+		}
+		if h := lt.m[leaseKey{l.TaskID, l.Token}]; h != nil && until.After(h.expires) {
+			h.expires = until
+		}
+	}
+}
+
+// leaseLost handles a write of task id refused with store.ErrLeaseLost,
+// or a lease the heartbeat found lost: the call is stopped, nothing more
+// is written for the task, and one warning says so.
+func (e *Engine) leaseLost(k leaseKey, why string) {
+	if k.id == "" {
+		return
+	}
+	if e.leases.lose(k) {
+		e.log.Warn("task lease lost; the call stops and writes nothing more", "task_id", k.id,
+			"token", k.token, "host", e.cfg.Host, "why", why)
+	}
+}
+
+// heartbeatEvery returns the heartbeat period: a third of the lease.
+func (e *Engine) heartbeatEvery() time.Duration { return max(e.cfg.LeaseTTL/3, time.Millisecond) }
+
+// heartbeat renews every lease this host holds, in one LeaseExtend, each
+// third of the lease; it stops the calls whose lease the store reports
+// lost, and those reported cancelling (a cancel another host accepted). A
+// renewal the store refuses is tried again with backoff; on a shared
+// store, a lease whose expiry passes without a renewal is taken as lost,
+// since another host may have taken the task over.
+func (e *Engine) heartbeat(ctx context.Context) {
+	defer e.wg.Done()
+	every := e.heartbeatEvery()
+	retry := e.cfg.StoreRetry
+	backoff := time.Duration(0)
+	failures := 0
+	timer := time.NewTimer(every)
+	defer timer.Stop()
+	for {
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			return
+		}
+		if h := e.hookHeartbeat; h != nil && !h() {
+			timer.Reset(every)
+			continue
+		}
+		err := e.renewLeases(ctx)
+		switch {
+		case err == nil:
+			if failures > 0 {
+				e.log.Info("lease renewal: the store accepts renewals again", "failures", failures)
+			}
+			failures, backoff = 0, 0
+			timer.Reset(every)
+		case ctx.Err() != nil:
+			return
+		default:
+			failures++
+			if failures&(failures-1) == 0 {
+				e.log.Error("lease renewal: the store refused; trying again with backoff", "error", err, "failures", failures)
+			}
+			backoff = min(max(2*backoff, retry.MinBackoff), retry.MaxBackoff, every)
+			timer.Reset(backoff)
+		}
+	}
+}
+
+// renewLeases is one heartbeat.
+func (e *Engine) renewLeases(ctx context.Context) error {
+	now := time.Now()
+	held, expired := e.leases.snapshot(now)
+	if e.store.Shared() {
+		for _, k := range expired {
+			e.leaseLost(k, "the lease ran out without a renewal")
+		}
+	}
+	if len(held) == 0 {
+		return nil
+	}
+	// A renewal that hangs (a database out of reach) counts as refused
+	// after a heartbeat period, so the expiry check above keeps running.
+	ctx, cancel := context.WithTimeout(ctx, e.heartbeatEvery())
+	defer cancel()
+	start := time.Now()
+	res, err := e.store.LeaseExtend(ctx, &store.LeaseExtendParams{Host: e.cfg.Host, TTL: e.cfg.LeaseTTL, Held: held})
+	e.metrics.observeWrite("lease_extend", time.Since(start))
+	if err != nil {
+		return err
+	}
+	e.leases.renewed(held, res.Lost, start.Add(e.cfg.LeaseTTL))
+	lost := make(map[string]bool, len(res.Lost))
+	for _, id := range res.Lost {
+		lost[id] = true
+	}
+	for _, l := range held {
+		if lost[l.TaskID] {
+			e.leaseLost(leaseKey{l.TaskID, l.Token}, "the store no longer holds it for this host")
+		}
+	}
+	for _, id := range res.Cancelling {
+		e.running.cancel(id, errCancelRequested)
+	}
+	return nil
+}
+
+// reclaimLoop, on a shared store, takes over the tasks of hosts that
+// stopped renewing their leases, every quarter of the lease: a dead host's
+// tasks are taken over within the lease and one period.
+func (e *Engine) reclaimLoop(ctx context.Context) {
+	defer e.wg.Done()
+	every := max(e.cfg.LeaseTTL/4, time.Millisecond)
+	timer := time.NewTimer(every)
+	defer timer.Stop()
+	for {
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			return
+		}
+		if h := e.hookHeartbeat; e.draining.Load() || (h != nil && !h()) {
+			timer.Reset(every)
+			continue
+		}
+		resumed, err := e.reclaim(ctx, false)
+		if err != nil && ctx.Err() == nil {
+			e.log.Error("reclaim tasks of expired leases", "error", err)
+		}
+		if len(resumed) > 0 {
+			e.wg.Add(1)
+			go e.resume(ctx, resumed)
+		}
+		timer.Reset(every)
+	}
+}
+
+// reclaim takes over the tasks whose lease expired, batch by batch, and
+// returns the activities to continue from their checkpoint (policy
+// resume); a resumed workflow is made claimable, to run again from its
+// journal on whichever host claims it. With restart (at Open) it also
+// takes back the tasks whose lease this host's id holds: they are left
+// over from an earlier run of this host.
+func (e *Engine) reclaim(ctx context.Context, restart bool) ([]*store.Task, error) {
+	var resumed []*store.Task
+	for {
+		start := time.Now()
+		res, err := e.store.TaskReclaim(ctx, &store.TaskReclaimParams{
+			Host: e.cfg.Host, LeaseTTL: e.cfg.LeaseTTL, Limit: reclaimLimit, StaleKeysAfter: StaleKeysAfter,
+			Restart: restart,
+		})
+		e.metrics.observeWrite("task_reclaim", time.Since(start))
+		if err != nil {
+			return resumed, err
+		}
+		n := len(res.Failed) + len(res.Requeued) + len(res.Cancelled) + len(res.Resumed)
+		if n > 0 || res.IdempotencyKeysReleased > 0 {
+			e.log.Info("took over tasks of expired leases", "failed", len(res.Failed), "requeued", len(res.Requeued),
+				"resumed", len(res.Resumed), "cancelled", len(res.Cancelled),
+				"idempotency_keys_released", res.IdempotencyKeysReleased)
+		}
+		var workflows []string
+		for _, t := range res.Resumed {
+			if t.Kind == store.KindWorkflow {
+				workflows = append(workflows, t.ID)
+				continue
+			}
+			resumed = append(resumed, t)
+		}
+		if len(workflows) > 0 {
+			for _, id := range workflows {
+				e.jcache.Drop(id)
+			}
+			if err := e.store.WorkflowResume(ctx, &store.WorkflowResumeParams{IDs: workflows}); err != nil {
+				return resumed, err
+			}
+			e.wf.markDue()
+		}
+		if len(res.Requeued) > 0 || len(workflows) > 0 {
+			e.sched.notify()
+		}
+		if n < reclaimLimit {
+			return resumed, nil
+		}
+	}
+}
