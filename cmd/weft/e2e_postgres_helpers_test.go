@@ -4,8 +4,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"net/url"
 	"os"
@@ -17,22 +15,15 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
+
+	"github.com/weft-run/weft/store/postgres/pgtest"
 )
 
-// postgresEnv names the variable holding the DSN of a PostgreSQL server
-// (as a superuser) the multi-host tests create their databases and roles on.
-const postgresEnv = "WEFT_TEST_POSTGRES"
-
-// postgresServer returns the DSN of the test server, or skips tb.
+// postgresServer returns the DSN of the test server (pgtest.ServerEnv, a
+// superuser the tests create their databases and roles with), or skips tb.
 func postgresServer(tb testing.TB) string {
 	tb.Helper()
-	dsn := os.Getenv(postgresEnv)
-	if dsn == "" {
-		tb.Skip(postgresEnv + " is unset, so the multi-host tests are skipped; run them with\n" +
-			"\texport " + postgresEnv + "=$(scripts/pg-test.sh start /tmp/pg)\n" +
-			"\tgo test -run 'MultiHost|Fencing|CrossHost' ./cmd/weft/")
-	}
-	return dsn
+	return pgtest.Server(tb)
 }
 
 // MustOwnedDatabase creates, on the test server, a login role without
@@ -42,13 +33,11 @@ func postgresServer(tb testing.TB) string {
 func MustOwnedDatabase(tb testing.TB) string {
 	tb.Helper()
 	admin := postgresServer(tb)
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	suffix := hex.EncodeToString(b)
+	suffix := pgtest.RandomName("")
 	role, name := "weft_owner_"+suffix, "weft_e2e_"+suffix
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, admin)
-	require.NoError(tb, err, "connect to %s=%s", postgresEnv, admin)
+	require.NoError(tb, err, "connect to %s=%s", pgtest.ServerEnv, admin)
 	defer func() { _ = conn.Close(ctx) }()
 	for _, q := range []string{
 		"CREATE ROLE " + role + " LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE",

@@ -159,7 +159,13 @@ func (m *Main) open(ctx context.Context) error {
 	}
 	m.host = h
 
+	hostID := cfg.HostID
+	if hostID == "" {
+		hostID = runtime.DefaultHost()
+	}
 	engine, err := runtime.New(runtime.Config{
+		Host:      hostID,
+		LeaseTTL:  cfg.LeaseTTL,
 		Store:     db,
 		Executor:  Executor(h),
 		Modules:   files,
@@ -204,7 +210,7 @@ func (m *Main) open(ctx context.Context) error {
 	}
 	m.engineOpen = true
 	api, err := httpapi.New(httpapi.Config{
-		Engine: engine, Access: acc, Logger: logger.Named("http"), Metrics: reg,
+		Engine: engine, Access: acc, Logger: logger.Named("http"), Metrics: reg, Host: hostID,
 		MaxPageBytes: cfg.MaxPageBytes, MaxProjectionBytes: cfg.MaxProjectionBytes, MaxReadBytes: cfg.MaxReadBytes,
 	})
 	if err != nil {
@@ -229,7 +235,7 @@ func (m *Main) open(ctx context.Context) error {
 	if err := lock.setAddr(m.addr); err != nil {
 		logger.Warn("write lock file", "error", err)
 	}
-	logger.Info("serving", "addr", m.addr, "data", cfg.DataDir)
+	logger.Info("serving", "addr", m.addr, "data", cfg.DataDir, "host", hostID, "store", storeName(cfg))
 	fmt.Fprintf(m.stdout, "weft listening on http://%s\n", m.addr)
 
 	m.srv = srv
@@ -241,6 +247,14 @@ func (m *Main) open(ctx context.Context) error {
 		m.doneOnce.Do(func() { close(m.done) })
 	}()
 	return nil
+}
+
+// storeName names the store of cfg for the log, without a password.
+func storeName(cfg Config) string {
+	if cfg.Store == "" {
+		return "sqlite"
+	}
+	return postgres.Redact(cfg.Store)
 }
 
 // cacheDir is the compilation cache of cfg.
