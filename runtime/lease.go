@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/weft-run/weft/runtime/internal/leases"
+	"github.com/weft-run/weft/runtime/journal"
 	"github.com/weft-run/weft/store"
 )
 
@@ -178,6 +179,8 @@ func (e *Engine) reclaim(ctx context.Context, restart bool) ([]*store.Task, erro
 				"resumed", len(res.Resumed), "cancelled", len(res.Cancelled),
 				"idempotency_keys_released", res.IdempotencyKeysReleased)
 		}
+		e.endReclaimedChildren(ctx, res.Failed)
+		e.endReclaimedChildren(ctx, res.Cancelled)
 		var workflows []string
 		for _, t := range res.Resumed {
 			if t.Kind == store.KindWorkflow {
@@ -200,6 +203,39 @@ func (e *Engine) reclaim(ctx context.Context, restart bool) ([]*store.Task, erro
 		}
 		if n < reclaimLimit {
 			return resumed, nil
+		}
+	}
+}
+
+// endReclaimedChildren hands the end of each activity of ids that a
+// takeover failed or cancelled to the workflow that scheduled it, as the
+// activity's worker would have: the workflow's journal event, appended
+// with a wake, so that a workflow waiting on another host for the
+// activity goes on. The takeover's own transaction cannot write it (the
+// store knows nothing of journals); a workflow finished meanwhile is left
+// alone, and so are tasks that are no activity of a workflow.
+func (e *Engine) endReclaimedChildren(ctx context.Context, ids []string) {
+	for _, id := range ids {
+		t, err := e.store.TaskGet(ctx, id)
+		if err != nil {
+			e.log.Error("taken-over activity: read it to tell its workflow", "task_id", id, "error", err)
+			continue
+		}
+		if t.ParentTaskID == "" || !t.Status.IsTerminal() {
+			continue
+		}
+		ev := journal.ActivityEnd(&store.TaskTransitionParams{ID: t.ID, To: t.Status, Output: t.Output, Error: t.Error})
+		if ev == nil {
+			continue
+		}
+		d, err := journal.Encode(ev)
+		if err != nil {
+			e.log.Error("taken-over activity: outcome event", "task_id", id, "error", err)
+			continue
+		}
+		_, err = e.store.EventAppend(ctx, &store.EventAppendParams{TaskID: t.ParentTaskID, Events: []store.EventDraft{d}, Wake: true})
+		if err != nil && !errors.Is(err, store.ErrTaskFinished) {
+			e.log.Error("taken-over activity: tell its workflow", "task_id", id, "workflow_id", t.ParentTaskID, "error", err)
 		}
 	}
 }

@@ -112,6 +112,14 @@ type Daemon struct {
 // child run) once per run rather than once per daemon.
 func MustRunMain(tb testing.TB, args ...string) *Daemon {
 	tb.Helper()
+	d := newDaemon(tb, args...)
+	d.start()
+	return d
+}
+
+// newDaemon is MustRunMain's daemon before its first start.
+func newDaemon(tb testing.TB, args ...string) *Daemon {
+	tb.Helper()
 	bin := MustBuildWeft(tb)
 	if !slices.Contains(args, "--cache") {
 		args = append([]string{"--cache", filepath.Join(weftBuildDir, "cache")}, args...)
@@ -133,7 +141,6 @@ func MustRunMain(tb testing.TB, args ...string) *Daemon {
 			d.dumpLogs()
 		}
 	})
-	d.start()
 	return d
 }
 

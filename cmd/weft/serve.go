@@ -27,7 +27,7 @@ func newServeCmd() *cobra.Command {
 			"10 s after that.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := cfg.Validate(); err != nil {
+			if err := daemon.Complete(cmd.Flags(), &cfg); err != nil {
 				return usageError{err}
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)

@@ -79,7 +79,8 @@ func (s *Service) Authenticate(ctx context.Context, token string) (*Principal, e
 // between leaves a token file that the next start replaces. On later starts
 // it creates nothing and returns created false and an empty token: only the
 // token's hash is stored, so a lost token is replaced through pairing, not
-// recovered.
+// recovered. When another host of a shared store creates the service in
+// between, the token file written here is removed again.
 func (s *Service) Bootstrap(ctx context.Context, dataDir string) (token string, created bool, err error) {
 	if _, err := s.store.ServiceGet(ctx); err == nil {
 		return "", false, nil
@@ -101,6 +102,11 @@ func (s *Service) Bootstrap(ctx context.Context, dataDir string) (token string, 
 		return "", false, fmt.Errorf("bootstrap: %w", err)
 	}
 	if !res.Created {
+		// Another host of a shared store created the service first: the
+		// token just written belongs to no client.
+		if err := os.Remove(path); err != nil {
+			s.log.Warn("remove the unused admin token", "path", path, "error", err)
+		}
 		return "", false, nil
 	}
 	s.log.Info("service created", "service_id", res.Config.ID, "admin_token_file", path)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-run/weft/runtime/fault"
+	"github.com/weft-run/weft/store"
 	"github.com/weft-run/weft/store/sqlite"
 )
 
@@ -53,6 +54,23 @@ func TestAuth(t *testing.T) {
 		content2, err := os.ReadFile(path)
 		require.NoError(t, err)
 		require.Equal(t, content, content2)
+	})
+
+	t.Run("BootstrapLostToAnotherHost", func(t *testing.T) {
+		t.Parallel()
+		// Two hosts of one database start at once: both find no service,
+		// one creates it, and the other must not keep a token that names
+		// no client.
+		_, b := setup(t, nil)
+		late, err := New(Config{Store: notYetCreated{b.db}})
+		require.NoError(t, err)
+		dataDir := filepath.Join(t.TempDir(), "second-host")
+		token, created, err := late.Bootstrap(t.Context(), dataDir)
+		require.NoError(t, err)
+		require.False(t, created)
+		require.Empty(t, token)
+		_, err = os.Stat(filepath.Join(dataDir, AdminTokenFile))
+		require.ErrorIs(t, err, os.ErrNotExist)
 	})
 
 	t.Run("OnlyTheHashIsStored", func(t *testing.T) {
@@ -205,4 +223,12 @@ func flip(c byte) string {
 		return "B"
 	}
 	return "A"
+}
+
+// notYetCreated is a store whose ServiceGet still finds no service, as it
+// did for a host that read it just before another host created it.
+type notYetCreated struct{ store.Store }
+
+func (notYetCreated) ServiceGet(context.Context) (*store.ServiceConfig, error) {
+	return nil, store.ErrNotFound
 }

@@ -88,6 +88,11 @@ type Config struct {
 	// it is answered 503 server_busy. Default 64 MiB and 2 seconds.
 	MaxReadBytes int64
 	ReadWait     time.Duration
+
+	// Host is the engine's host id, shown by GET /readyz ("host") so
+	// that the hosts of a shared store can be told apart. Defaults to
+	// none (no "host" member).
+	Host string
 }
 
 // Server is the HTTP JSON API of weft (BRIEF §3.3) over the engine's
@@ -371,5 +376,9 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errorf(codeNotReady, "", "%s", err.Error()))
 		return
 	}
-	s.writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	body := map[string]string{"status": "ready"}
+	if s.cfg.Host != "" {
+		body["host"] = s.cfg.Host
+	}
+	s.writeJSON(w, http.StatusOK, body)
 }

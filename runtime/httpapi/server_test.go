@@ -26,6 +26,12 @@ func TestServer(t *testing.T) {
 		require.Equal(t, map[string]string{"status": "ready"}, MustDecode[map[string]string](t, doToken(t, "", "GET", b.url+"/readyz", "", nil), 200))
 	})
 
+	t.Run("ReadyNamesTheHost", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, Config{Host: "weft-2"})
+		require.Equal(t, map[string]string{"status": "ready", "host": "weft-2"}, MustDecode[map[string]string](t, doToken(t, "", "GET", b.url+"/readyz", "", nil), 200))
+	})
+
 	t.Run("NotReady", func(t *testing.T) {
 		t.Parallel()
 		ts := MustFakeServer(t, &fakeEngine{ReadyFunc: func() bool { return false }}, Config{})

@@ -78,6 +78,14 @@ type Options struct {
 	// Logger receives the store's logs, named "store". Defaults to a null
 	// logger.
 	Logger hclog.Logger
+	// ReadOnly opens the database for reading only, for inspection tools
+	// (weft preflight): no migration, every session has
+	// default_transaction_read_only on (so the server refuses any write,
+	// which fails with ErrReadOnly), no listener connection, and Open
+	// refuses a schema whose version is not the one this binary knows
+	// (ErrSchemaTooNew for a newer one, ErrSchemaUnknown otherwise).
+	// Defaults to false.
+	ReadOnly bool
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -125,9 +133,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := pgxpool.ParseConfig(dsn)
+	cfg, err := parseDSN(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("%w: postgres: %v", store.ErrInvalid, err)
+		return nil, err
 	}
 	cfg.MaxConns = opts.MaxConns
 	cfg.MinConns = opts.MinConns
@@ -140,12 +148,19 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	if rp["application_name"] == "" {
 		rp["application_name"] = "weft"
 	}
+	if opts.ReadOnly {
+		rp["default_transaction_read_only"] = "on"
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	db := &DB{opts: opts, log: opts.Logger.Named("store"), pool: pool}
-	if err := migrate(ctx, pool, db.log); err != nil {
+	check := migrate
+	if opts.ReadOnly {
+		check = checkSchema
+	}
+	if err := check(ctx, pool, db.log); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open store %s: %w", redact(cfg), err)
 	}
@@ -155,17 +170,53 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open store %s: %w", redact(cfg), err)
 	}
 	db.watch = newWatchers(channelName(schema))
+	wctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	db.stopWatch, db.listenDone, db.pollDone = stop, make(chan struct{}), make(chan struct{})
+	if opts.ReadOnly {
+		// Nothing is written, so nothing to hear of but the other hosts'
+		// commits: the poller alone keeps watchers going.
+		close(db.listenDone)
+		go db.poll(wctx, opts.WatchPollInterval)
+		return db, nil
+	}
 	lcfg := cfg.ConnConfig.Copy()
 	conn, err := db.listenConn(ctx, lcfg)
 	if err != nil {
+		stop()
 		pool.Close()
 		return nil, fmt.Errorf("open store %s: listen: %w", redact(cfg), err)
 	}
-	wctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	db.stopWatch, db.listenDone, db.pollDone = stop, make(chan struct{}), make(chan struct{})
 	go db.listen(wctx, lcfg, conn)
 	go db.poll(wctx, opts.WatchPollInterval)
 	return db, nil
+}
+
+// parseDSN parses a connection string, with store.ErrInvalid for a bad
+// one.
+func parseDSN(dsn string) (*pgxpool.Config, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("%w: postgres: %v", store.ErrInvalid, err)
+	}
+	return cfg, nil
+}
+
+// CheckDSN reports, with store.ErrInvalid, a connection string Open would
+// refuse before connecting: a malformed URL, an unknown sslmode, a bad
+// port. It connects to nothing.
+func CheckDSN(dsn string) error {
+	_, err := parseDSN(dsn)
+	return err
+}
+
+// Redact names the database of dsn without its password, for logs; a dsn
+// that does not parse is named "postgres".
+func Redact(dsn string) string {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return "postgres"
+	}
+	return redact(cfg)
 }
 
 // channelName is the notification channel of the store in schema: at most
@@ -220,6 +271,9 @@ func (db *DB) write(ctx context.Context, fn func(*tx) error) error {
 	if db.closed.Load() {
 		return store.ErrClosed
 	}
+	if db.opts.ReadOnly {
+		return fmt.Errorf("%w: store opened read-only", ErrReadOnly)
+	}
 	var last error
 	for attempt := 0; attempt <= db.opts.MaxRetries; attempt++ {
 		if attempt > 0 {
@@ -233,6 +287,9 @@ func (db *DB) write(ctx context.Context, fn func(*tx) error) error {
 			return nil
 		}
 		if !retryable(err) {
+			if readOnlyRefusal(err) {
+				return fmt.Errorf("%w: %w", ErrReadOnly, err)
+			}
 			return db.closedOr(err)
 		}
 		db.log.Debug("transaction retried", "attempt", attempt+1, "error", err)
@@ -267,6 +324,13 @@ func retryable(err error) bool {
 		return pe.Code == "40001" || pe.Code == "40P01"
 	}
 	return false
+}
+
+// readOnlyRefusal reports the server's refusal of a write in a read-only
+// transaction (25006).
+func readOnlyRefusal(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "25006"
 }
 
 // closedOr returns ErrClosed for a failure of a store closed meanwhile, and

@@ -156,3 +156,29 @@ func tooNew(found, known int) error {
 	return fmt.Errorf("%w: database schema version %d, this binary knows up to %d; upgrade weft (the database was left unchanged)",
 		ErrSchemaTooNew, found, known)
 }
+
+// checkSchema is migrate's counterpart for a read-only store: it changes
+// nothing and refuses a schema whose version is not the one this binary
+// knows.
+func checkSchema(ctx context.Context, pool *pgxpool.Pool, _ hclog.Logger) error {
+	known := SchemaVersion()
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("check schema: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	current, err := recordedVersion(ctx, tx)
+	if err != nil {
+		return fmt.Errorf("check schema: %w", err)
+	}
+	switch {
+	case current > known:
+		return tooNew(current, known)
+	case current == 0:
+		return fmt.Errorf("%w: no weft schema in this database (weft serve creates it)", ErrSchemaUnknown)
+	case current < known:
+		return fmt.Errorf("%w: database schema version %d, this binary reads version %d; start weft serve on it once to migrate it",
+			ErrSchemaUnknown, current, known)
+	}
+	return nil
+}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/weft-run/weft/host"
 	"github.com/weft-run/weft/runtime"
+	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/postgres"
 )
 
 // Defaults of the data directory and the listen address (BRIEF §3.3).
@@ -57,6 +59,16 @@ type Config struct {
 	// ModulesDir holds the module files, content-addressed; daemons that
 	// share a database share it. Defaults to DATA/modules.
 	ModulesDir string
+	// StoreMaxConns caps the PostgreSQL connection pool; the daemon opens
+	// one connection more, to listen for the other hosts' notifications.
+	// Defaults to DefaultStoreMaxConns.
+	StoreMaxConns int
+	// HostID names this daemon in the leases of the tasks it runs (see
+	// store.ValidHost); empty lets the engine generate one at each start.
+	HostID string
+	// LeaseTTL is the lease of the tasks this daemon claims; it renews
+	// them every third of it. 0 is store.DefaultLeaseTTL.
+	LeaseTTL time.Duration
 	// Addr is the HTTP listen address HOST:PORT; port 0 picks a free one.
 	// Defaults to DefaultAddr.
 	Addr string
@@ -113,6 +125,11 @@ type Config struct {
 	CompileBin string
 }
 
+// DefaultStoreMaxConns is the default of --store-max-conns: three hosts
+// with their listening connection use 3×(DefaultStoreMaxConns+1), far
+// within PostgreSQL's max_connections of 100.
+const DefaultStoreMaxConns = 10
+
 // EnvStore is the environment variable that names the store when --store
 // is not given.
 const EnvStore = "WEFT_STORE"
@@ -137,16 +154,34 @@ func ParseFlags(args []string) (Config, error) {
 	if f.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected arguments %q", f.Args())
 	}
+	return cfg, Complete(f, &cfg)
+}
+
+// Complete finishes the configuration cfg that f, defined by RegisterFlags,
+// parsed: --store defaults to $WEFT_STORE, then Validate.
+func Complete(f *pflag.FlagSet, cfg *Config) error {
 	if !f.Changed("store") {
 		cfg.Store = os.Getenv(EnvStore)
 	}
-	return cfg, cfg.Validate()
+	if cfg.Store == "" && f.Changed("store-max-conns") {
+		return errors.New("--store-max-conns applies to a PostgreSQL --store only")
+	}
+	return cfg.Validate()
 }
 
 // Validate checks what the flags cannot.
 func (cfg *Config) Validate() error {
-	if cfg.Store != "" && !IsPostgres(cfg.Store) {
-		return errors.New("--store must be a PostgreSQL URL (postgres://…); leave it out for SQLite under --data")
+	if err := cfg.validateStore(); err != nil {
+		return err
+	}
+	if cfg.HostID != "" && !store.ValidHost(cfg.HostID) {
+		return fmt.Errorf("--host-id %q: want 1 to 128 letters, digits, '.', '_', ':', '@' or '-', starting with a letter or digit", cfg.HostID)
+	}
+	if cfg.LeaseTTL < 0 {
+		return errors.New("--lease-ttl must not be negative")
+	}
+	if cfg.LeaseTTL > 0 && cfg.LeaseTTL < MinLeaseTTL {
+		return fmt.Errorf("--lease-ttl must be at least %s (the lease is renewed every third of it)", MinLeaseTTL)
 	}
 	switch cfg.LogFormat {
 	case "text", "json":
@@ -162,12 +197,40 @@ func (cfg *Config) Validate() error {
 	return cfg.Admission.validate()
 }
 
+// maxStoreConns bounds --store-max-conns: far above what a server
+// accepts from one client.
+const maxStoreConns = 10000
+
+// MinLeaseTTL is the shortest --lease-ttl: the lease is renewed every
+// third of it, and each renewal is a round trip to the database.
+const MinLeaseTTL = time.Second
+
+// validateStore checks --store and the flags that only apply to it.
+func (cfg *Config) validateStore() error {
+	if cfg.Store == "" {
+		return nil
+	}
+	if !IsPostgres(cfg.Store) {
+		return errors.New("--store must be a PostgreSQL URL (postgres://…); leave it out for SQLite under --data")
+	}
+	if err := postgres.CheckDSN(cfg.Store); err != nil {
+		return fmt.Errorf("--store: %w", err)
+	}
+	if cfg.StoreMaxConns < 1 || cfg.StoreMaxConns > maxStoreConns {
+		return fmt.Errorf("--store-max-conns must be between 1 and %d", maxStoreConns)
+	}
+	return nil
+}
+
 // RegisterFlags defines the flags of `weft serve` on f, into cfg, with the
 // defaults of DefaultConfig.
 func RegisterFlags(f *pflag.FlagSet, cfg *Config) {
 	f.StringVar(&cfg.DataDir, "data", DefaultDataDir, "data directory (database, module files, compilation cache, admin token)")
 	f.StringVar(&cfg.Store, "store", "", "PostgreSQL database several daemons share, postgres://user@host:port/db (default $"+EnvStore+"; unset: SQLite under --data)")
 	f.StringVar(&cfg.ModulesDir, "modules", "", "module files directory, shared by the daemons of one database (default DATA/modules)")
+	f.IntVar(&cfg.StoreMaxConns, "store-max-conns", DefaultStoreMaxConns, "PostgreSQL connections of this daemon's pool; it opens one more to listen for the other hosts")
+	f.StringVar(&cfg.HostID, "host-id", "", "this daemon's name in the leases of the tasks it runs (default: generated at each start)")
+	f.DurationVar(&cfg.LeaseTTL, "lease-ttl", 0, "lease of the tasks this daemon runs, renewed every third of it; a dead host's tasks are taken over once it ran out (default 20s)")
 	f.StringVar(&cfg.Addr, "addr", DefaultAddr, "HTTP listen address HOST:PORT (port 0 picks a free one)")
 	f.StringVar(&cfg.LogFormat, "log-format", "text", "log format: text or json")
 	f.StringVar(&cfg.LogLevel, "log-level", "info", "log level: trace, debug, info, warn or error")

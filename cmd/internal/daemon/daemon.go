@@ -160,7 +160,13 @@ func (m *Main) open(ctx context.Context) error {
 	}
 	m.host = h
 
+	hostID := cfg.HostID
+	if hostID == "" {
+		hostID = runtime.DefaultHost()
+	}
 	engine, err := runtime.New(runtime.Config{
+		Host:      hostID,
+		LeaseTTL:  cfg.LeaseTTL,
 		Store:     db,
 		Executor:  Executor(h),
 		Modules:   files,
@@ -205,7 +211,7 @@ func (m *Main) open(ctx context.Context) error {
 	}
 	m.engineOpen = true
 	api, err := httpapi.New(httpapi.Config{
-		Engine: engine, Modules: engine.Modules(), Access: acc, Logger: logger.Named("http"), Metrics: reg,
+		Engine: engine, Modules: engine.Modules(), Access: acc, Logger: logger.Named("http"), Metrics: reg, Host: hostID,
 		MaxPageBytes: cfg.MaxPageBytes, MaxProjectionBytes: cfg.MaxProjectionBytes, MaxReadBytes: cfg.MaxReadBytes,
 	})
 	if err != nil {
@@ -230,7 +236,7 @@ func (m *Main) open(ctx context.Context) error {
 	if err := lock.setAddr(m.addr); err != nil {
 		logger.Warn("write lock file", "error", err)
 	}
-	logger.Info("serving", "addr", m.addr, "data", cfg.DataDir)
+	logger.Info("serving", "addr", m.addr, "data", cfg.DataDir, "host", hostID, "store", storeName(cfg))
 	fmt.Fprintf(m.stdout, "weft listening on http://%s\n", m.addr)
 
 	m.srv = srv
@@ -242,6 +248,14 @@ func (m *Main) open(ctx context.Context) error {
 		m.doneOnce.Do(func() { close(m.done) })
 	}()
 	return nil
+}
+
+// storeName names the store of cfg for the log, without a password.
+func storeName(cfg Config) string {
+	if cfg.Store == "" {
+		return "sqlite"
+	}
+	return postgres.Redact(cfg.Store)
 }
 
 // cacheDir is the compilation cache of cfg.
@@ -358,7 +372,7 @@ type Store interface {
 // names, or SQLite under cfg.DataDir.
 func openStore(ctx context.Context, cfg Config, logger hclog.Logger, mx *metrics.Metrics) (Store, error) {
 	if cfg.Store != "" {
-		db, err := postgres.Open(ctx, cfg.Store, postgres.Options{Logger: logger})
+		db, err := postgres.Open(ctx, cfg.Store, postgres.Options{Logger: logger, MaxConns: int32(cfg.StoreMaxConns)})
 		if err != nil {
 			return nil, fmt.Errorf("open store: %w", err)
 		}

@@ -5,7 +5,9 @@ package daemon
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -198,4 +200,31 @@ func TestParseFlags(t *testing.T) {
 		_, err := ParseFlags(bad)
 		require.Error(t, err, "%v", bad)
 	}
+}
+
+// readyHost returns the host GET /readyz names.
+func readyHost(tb testing.TB, addr string) string {
+	tb.Helper()
+	resp, err := http.Get("http://" + addr + "/readyz")
+	require.NoError(tb, err)
+	defer resp.Body.Close()
+	require.Equal(tb, http.StatusOK, resp.StatusCode)
+	var body struct {
+		Status string `json:"status"`
+		Host   string `json:"host"`
+	}
+	require.NoError(tb, json.NewDecoder(resp.Body).Decode(&body))
+	require.Equal(tb, "ready", body.Status)
+	return body.Host
+}
+
+func TestHostID(t *testing.T) {
+	m, _, _ := MustRunMain(t, t.TempDir(), "--host-id", "weft-a.eu", "--lease-ttl", "2s")
+	require.Equal(t, "weft-a.eu", readyHost(t, m.Addr()))
+
+	m2, _, _ := MustRunMain(t, t.TempDir())
+	generated := readyHost(t, m2.Addr())
+	require.True(t, store.ValidHost(generated), generated)
+	m3, _, _ := MustRunMain(t, t.TempDir())
+	require.NotEqual(t, generated, readyHost(t, m3.Addr()), "generated ids differ")
 }
