@@ -30,9 +30,12 @@ var wfkitWasm = filepath.Join("..", "..", "host", "testdata", "wfkit.wasm")
 // takeovers come quickly.
 const multiHostTTL = 3 * time.Second
 
-// takeoverMargin is what a takeover may take beyond the lease: the
-// reclaim loop's period and the load of a test machine.
-const takeoverMargin = 3 * time.Second
+// takeoverMargin is what a takeover may take beyond the lease before the
+// tests call it lost: the reclaim loop's period and the load of a shared
+// test machine under the race detector. It bounds correctness (the task is
+// taken over at all, by the lease rather than by chance), not speed: the
+// tests log the takeover times they measure.
+const takeoverMargin = 12 * time.Second
 
 // MustDeployWfkit deploys the workflow kit over HTTP as module wfkit.
 func (d *Daemon) MustDeployWfkit() {
