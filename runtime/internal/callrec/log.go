@@ -100,6 +100,3 @@ func (l *Log) Take() []store.EventDraft {
 	l.Reset()
 	return out
 }
-
-// Pending returns the events buffered and not yet appended.
-func (l *Log) Pending() []store.EventDraft { return l.pending }
