@@ -14,13 +14,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite" // the database/sql driver "sqlite" River's SQLite driver runs on
 
 	"github.com/weft-run/weft/cmd/internal/loadbench"
+	"github.com/weft-run/weft/store/postgres/pgtest"
 )
 
 // The River side of the load comparison: River is measured here, by
@@ -29,7 +33,9 @@ import (
 
 // riverLoadConfig is one River load run: jobs no-op jobs inserted one by
 // one (Client.Insert, as weft's clients submit one task per request) from
-// clients goroutines into a SQLite file in WAL mode with synchronous=FULL.
+// clients goroutines, into a SQLite file in WAL mode with
+// synchronous=FULL, or into a PostgreSQL database (fsync and
+// synchronous_commit on) through River's pgx driver.
 type riverLoadConfig struct {
 	Jobs    int
 	Clients int
@@ -38,6 +44,9 @@ type riverLoadConfig struct {
 	// FetchCooldown is River's Config.FetchCooldown (0: River's default,
 	// 100 ms).
 	FetchCooldown time.Duration
+	// Postgres, when set, is the DSN of an empty PostgreSQL database River
+	// runs on; otherwise River runs on SQLite in the run's directory.
+	Postgres string
 }
 
 // riverLoadResult is the outcome of a River load run.
@@ -61,10 +70,25 @@ type riverNoopWorker struct {
 
 func (riverNoopWorker) Work(context.Context, *river.Job[riverNoopArgs]) error { return nil }
 
-// runRiverLoad migrates a fresh River database in dir, starts a client,
-// inserts cfg.Jobs jobs from cfg.Clients goroutines and waits for every
-// completion.
+// runRiverLoad migrates a fresh River database (SQLite in dir, or
+// cfg.Postgres), starts a client, inserts cfg.Jobs jobs from cfg.Clients
+// goroutines and waits for every completion.
 func runRiverLoad(ctx context.Context, dir string, cfg riverLoadConfig) (*riverLoadResult, error) {
+	if cfg.Postgres != "" {
+		pool, err := pgxpool.New(ctx, cfg.Postgres)
+		if err != nil {
+			return nil, fmt.Errorf("open river database: %w", err)
+		}
+		defer pool.Close()
+		var fsync, syncCommit string
+		if err := pool.QueryRow(ctx, "SELECT current_setting('fsync'), current_setting('synchronous_commit')").Scan(&fsync, &syncCommit); err != nil {
+			return nil, fmt.Errorf("river database: %w", err)
+		}
+		if fsync != "on" || syncCommit != "on" {
+			return nil, fmt.Errorf("river database: fsync %s, synchronous_commit %s, want both on", fsync, syncCommit)
+		}
+		return runRiverDriver(ctx, riverpgxv5.New(pool), cfg)
+	}
 	dsn := "file:" + filepath.Join(dir, "river.db") +
 		"?_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)"
 	db, err := sql.Open("sqlite", dsn)
@@ -74,18 +98,21 @@ func runRiverLoad(ctx context.Context, dir string, cfg riverLoadConfig) (*riverL
 	defer func() { _ = db.Close() }()
 	// River's SQLite driver documentation: one connection, or SQLITE_BUSY.
 	db.SetMaxOpenConns(1)
-	driver := riversqlite.New(db)
+	var syncMode string
+	if err := db.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&syncMode); err != nil || syncMode != "2" {
+		return nil, fmt.Errorf("river database: synchronous is %q, want 2 (FULL): %v", syncMode, err)
+	}
+	return runRiverDriver(ctx, riversqlite.New(db), cfg)
+}
 
+// runRiverDriver is runRiverLoad on an open database.
+func runRiverDriver[TTx any](ctx context.Context, driver riverdriver.Driver[TTx], cfg riverLoadConfig) (*riverLoadResult, error) {
 	migrator, err := rivermigrate.New(driver, nil)
 	if err != nil {
 		return nil, fmt.Errorf("river migrator: %w", err)
 	}
 	if _, err := migrator.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		return nil, fmt.Errorf("river migrate: %w", err)
-	}
-	var syncMode string
-	if err := db.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&syncMode); err != nil || syncMode != "2" {
-		return nil, fmt.Errorf("river database: synchronous is %q, want 2 (FULL): %v", syncMode, err)
 	}
 
 	workers := river.NewWorkers()
@@ -239,11 +266,17 @@ func loadConfig(tb testing.TB) loadbench.Config {
 	return cfg
 }
 
-// mustRunLoad is loadbench.Run that fails tb unless every task completed.
+// mustRunLoad is loadbench.Run that fails tb unless every task (or
+// workflow) completed.
 func mustRunLoad(tb testing.TB, cfg loadbench.Config) *loadbench.Report {
 	tb.Helper()
 	rep, err := loadbench.Run(tb.Context(), cfg, io.Discard)
 	require.NoError(tb, err)
+	if rep.Workflows != nil {
+		require.True(tb, rep.OK() && rep.Workflows.Workflows == rep.Tasks, "load run: %d workflows of %d, %d failed",
+			rep.Workflows.Workflows, rep.Tasks, rep.Workflows.Failed)
+		return rep
+	}
 	require.True(tb, rep.OK() && rep.Completed == rep.Tasks, "load run: %d completed of %d, %d lost, %d failed, %d unfinished, %d submit errors",
 		rep.Completed, rep.Tasks, rep.Lost, rep.Failed, rep.Unfinished, rep.Submit.Errors)
 	return rep
@@ -260,4 +293,12 @@ func TestRiverLoad(t *testing.T) {
 	cfg.Tasks, cfg.Clients = 200, 4
 	rep := mustRunLoad(t, cfg)
 	require.Positive(t, rep.TasksPerSecond)
+}
+
+// TestRiverLoadPostgres runs a small River load on PostgreSQL through its
+// pgx driver, as BenchmarkLoadVersusRiverPostgres does.
+func TestRiverLoadPostgres(t *testing.T) {
+	res, err := runRiverLoad(t.Context(), "", riverLoadConfig{Jobs: 200, Clients: 4, Workers: 100, Postgres: pgtest.NewDatabase(t)})
+	require.NoError(t, err)
+	require.Positive(t, res.JobsPerSecond)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -12,10 +13,10 @@ import (
 
 func newBenchLoadCmd() *cobra.Command {
 	cfg := loadbench.Config{Tasks: loadbench.DefaultTasks, Clients: loadbench.DefaultClients, Synchronous: "FULL", Wasm: loadbench.DefaultWasm, Timeout: loadbench.DefaultTimeout}
-	var dataDir, token string
+	var addrs, dataDir, token string
 	cmd := &cobra.Command{
 		Use:   "load",
-		Short: "measure task throughput: background echo tasks from concurrent HTTP clients",
+		Short: "measure throughput: background echo tasks, or workflows, from concurrent HTTP clients",
 		Long: "load starts a daemon in this process on a temporary data directory (or uses a\n" +
 			"running one with --addr), deploys the testkit plugin, submits --tasks background\n" +
 			"echo tasks from --clients concurrent HTTP clients, and waits until all have\n" +
@@ -23,6 +24,11 @@ func newBenchLoadCmd() *cobra.Command {
 			"the last completion, submit latency percentiles, lost tasks (acknowledged with\n" +
 			"202 but missing), and the store's group commits. It exits 1 when a task is\n" +
 			"lost, failed or unfinished.\n\n" +
+			"--workload workflows runs one-activity workflows instead, each started with\n" +
+			"POST /v1/responses (which answers once it finished), then workflows of ten\n" +
+			"sequential activities one at a time, and reports their rate and latencies.\n" +
+			"--store runs the in-process daemons on PostgreSQL, --hosts of them on one\n" +
+			"database, submitting to each in turn.\n\n" +
 			"The same work on River (riverqueue/river with its SQLite driver) runs as a Go\n" +
 			"benchmark, which reports the ratio of the two:\n" +
 			"  make bench-compare (cmd/compare: go test -run '^$' -bench LoadVersusRiver -benchtime 1x ./...)",
@@ -44,16 +50,37 @@ func newBenchLoadCmd() *cobra.Command {
 			default:
 				return usageError{fmt.Errorf("--synchronous must be FULL or NORMAL, not %q", cfg.Synchronous)}
 			}
+			if cfg.Hosts < 1 {
+				return usageError{fmt.Errorf("--hosts must be at least 1, not %d", cfg.Hosts)}
+			}
+			if cfg.Hosts > 1 && cfg.Store == "" {
+				return usageError{errors.New("--hosts above 1 needs --store: the hosts share a PostgreSQL database")}
+			}
+			switch cfg.Workload {
+			case loadbench.WorkloadTasks:
+			case loadbench.WorkloadWorkflows:
+				if !cmd.Flags().Changed("tasks") {
+					cfg.Tasks = loadbench.DefaultWorkflows
+				}
+				if !cmd.Flags().Changed("wasm") {
+					cfg.Wasm = loadbench.DefaultWorkflowWasm
+				}
+			default:
+				return usageError{fmt.Errorf("--workload must be %s or %s, not %q", loadbench.WorkloadTasks, loadbench.WorkloadWorkflows, cfg.Workload)}
+			}
 			cfg.DataDir = dataDir
-			if cfg.Addr != "" {
+			for _, addr := range strings.Split(addrs, ",") {
+				if addr = strings.TrimSpace(addr); addr == "" {
+					continue
+				}
 				// The token of a running daemon is found as the client
 				// commands find it: --token, WEFT_TOKEN, DATA/admin.token.
-				o := clientOptions{addr: cfg.Addr, token: token, dataDir: dataDir}
+				o := clientOptions{addr: addr, token: token, dataDir: dataDir}
 				cc, _, err := o.config()
 				if err != nil {
 					return err
 				}
-				cfg.Addr, cfg.Token = cc.BaseURL, cc.Token
+				cfg.Addrs, cfg.Token = append(cfg.Addrs, cc.BaseURL), cc.Token
 			}
 			report, err := loadbench.Run(cmd.Context(), cfg, cmd.ErrOrStderr())
 			if err != nil {
@@ -73,11 +100,14 @@ func newBenchLoadCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&cfg.Addr, "addr", "", "use the daemon at HOST:PORT instead of starting one in this process")
+	f.StringVar(&addrs, "addr", "", "use the daemon at HOST:PORT instead of starting one in this process; a comma-separated list submits to the hosts of one database in turn")
+	f.StringVar(&cfg.Store, "store", "", "PostgreSQL database of the in-process daemons, postgres://user@host:port/db (default: SQLite under --data)")
+	f.IntVar(&cfg.Hosts, "hosts", 1, "in-process daemons sharing --store, submitted to in turn")
 	f.StringVar(&token, "token", "", "bearer token for --addr (default $WEFT_TOKEN or DATA/"+adminTokenFile+")")
 	f.StringVar(&dataDir, "data", "", "data directory of the in-process daemon (default: a temporary one, removed afterwards)")
-	f.StringVar(&cfg.Wasm, "wasm", cfg.Wasm, "testkit module file to deploy")
-	f.IntVar(&cfg.Tasks, "tasks", cfg.Tasks, "tasks to submit")
+	f.StringVar(&cfg.Workload, "workload", loadbench.WorkloadTasks, "tasks (background echo tasks) or workflows (one-activity workflows through POST /v1/responses, then ten-activity ones one at a time)")
+	f.StringVar(&cfg.Wasm, "wasm", cfg.Wasm, "module file to deploy (default for workflows: "+loadbench.DefaultWorkflowWasm+")")
+	f.IntVar(&cfg.Tasks, "tasks", cfg.Tasks, "tasks to submit (workflows: how many one-activity workflows, default 1000)")
 	f.IntVar(&cfg.Clients, "clients", cfg.Clients, "concurrent HTTP clients")
 	f.IntVar(&cfg.Workers, "workers", 0, "worker count of the in-process daemon (default 128)")
 	f.StringVar(&cfg.Synchronous, "synchronous", cfg.Synchronous, "SQLite synchronous setting of the in-process daemon: FULL or NORMAL")

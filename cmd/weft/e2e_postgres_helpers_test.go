@@ -91,14 +91,38 @@ func MustRunHosts(tb testing.TB, n int, dsn string, args ...string) []*Daemon {
 		a := append([]string{"--store", dsn, "--modules", modules, "--host-id", fmt.Sprintf("host-%d", i+1)}, args...)
 		d := newDaemon(tb, a...)
 		if i > 0 {
-			token, err := os.ReadFile(filepath.Join(hosts[0].DataDir, adminTokenFile))
-			require.NoError(tb, err)
-			require.NoError(tb, os.WriteFile(filepath.Join(d.DataDir, adminTokenFile), token, 0o600))
+			copyAdminToken(tb, hosts[0], d)
 		}
 		d.start()
 		hosts[i] = d
 	}
 	return hosts
+}
+
+// MustJoinHost starts one more `weft serve` on the database of first, with
+// its --modules directory and admin token, as host id.
+func MustJoinHost(tb testing.TB, first *Daemon, dsn, id string, args ...string) *Daemon {
+	tb.Helper()
+	modules := ""
+	for i, a := range first.Args {
+		if a == "--modules" && i+1 < len(first.Args) {
+			modules = first.Args[i+1]
+		}
+	}
+	require.NotEmpty(tb, modules, "the first host has no --modules")
+	d := newDaemon(tb, append([]string{"--store", dsn, "--modules", modules, "--host-id", id}, args...)...)
+	copyAdminToken(tb, first, d)
+	d.start()
+	return d
+}
+
+// copyAdminToken writes the admin token of from into the data directory
+// of to.
+func copyAdminToken(tb testing.TB, from, to *Daemon) {
+	tb.Helper()
+	token, err := os.ReadFile(filepath.Join(from.DataDir, adminTokenFile))
+	require.NoError(tb, err)
+	require.NoError(tb, os.WriteFile(filepath.Join(to.DataDir, adminTokenFile), token, 0o600))
 }
 
 // HostID is the --host-id the daemon was started with.

@@ -25,6 +25,9 @@ type DB struct {
 	log   hclog.Logger
 	pool  *pgxpool.Pool
 	watch *watchers
+	// group commits the writes (nil for a read-only store, or with
+	// Options.MaxBatch 1).
+	group *group
 
 	// stopWatch ends the listener and the poller (watch.go), which close
 	// listenDone and pollDone when they return.
@@ -75,6 +78,15 @@ type Options struct {
 	// lost while the listener connection was down delays a watcher by at
 	// most this. Defaults to 5s.
 	WatchPollInterval time.Duration
+	// MaxBatch caps the writes one group commit holds: writes waiting at
+	// once run in one transaction, each in a savepoint. It stays below
+	// the 64 subtransactions a server session caches, past which every
+	// session's snapshots get slower. 1 runs every write alone. Defaults
+	// to 48.
+	MaxBatch int
+	// ObserveCommit, when set, is called after each commit with the
+	// number of writes it held and how long it took (for metrics).
+	ObserveCommit func(writes int, d time.Duration)
 	// Logger receives the store's logs, named "store". Defaults to a null
 	// logger.
 	Logger hclog.Logger
@@ -91,8 +103,14 @@ type Options struct {
 func (o Options) withDefaults() (Options, error) {
 	switch {
 	case o.MaxConns < 0, o.MinConns < 0, o.MaxRetries < 0, o.ConnectTimeout < 0,
-		o.StatementTimeout < 0, o.LockTimeout < 0, o.IdleInTransactionTimeout < 0, o.WatchPollInterval < 0:
+		o.StatementTimeout < 0, o.LockTimeout < 0, o.IdleInTransactionTimeout < 0, o.WatchPollInterval < 0,
+		o.MaxBatch < 0:
 		return o, fmt.Errorf("%w: postgres: negative option", store.ErrInvalid)
+	case o.MaxBatch > maxBatchLimit:
+		return o, fmt.Errorf("%w: postgres: MaxBatch %d above %d", store.ErrInvalid, o.MaxBatch, maxBatchLimit)
+	}
+	if o.MaxBatch == 0 {
+		o.MaxBatch = 48
 	}
 	if o.MaxConns == 0 {
 		o.MaxConns = 10
@@ -123,6 +141,10 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	return o, nil
 }
+
+// maxBatchLimit is the largest Options.MaxBatch: the subtransactions one
+// server session caches (PGPROC_MAX_CACHED_SUBXIDS).
+const maxBatchLimit = 64
 
 // Open connects to the database at dsn (a postgres:// URL or a key=value
 // connection string), migrates it, and returns the store. It returns
@@ -188,6 +210,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	}
 	go db.listen(wctx, lcfg, conn)
 	go db.poll(wctx, opts.WatchPollInterval)
+	if opts.MaxBatch > 1 {
+		db.group = newGroup(db, opts.MaxBatch)
+	}
 	return db, nil
 }
 
@@ -241,6 +266,11 @@ func redact(cfg *pgxpool.Config) string {
 func (db *DB) Close(ctx context.Context) error {
 	db.closed.Store(true)
 	db.closeOnce.Do(func() {
+		if db.group != nil {
+			if err := db.group.close(ctx); err != nil {
+				db.closeErr = fmt.Errorf("close store: %w", err)
+			}
+		}
 		db.stopWatch()
 		<-db.listenDone
 		<-db.pollDone
@@ -268,6 +298,26 @@ var errRetry = errors.New("concurrent insert, retry")
 // captured. After the commit the tasks whose logs grew are published to
 // EventWatch.
 func (db *DB) write(ctx context.Context, fn func(*tx) error) error {
+	return db.writeWith(ctx, &writeFn{fn: fn})
+}
+
+// writeFn is a write's transaction function and what a group commit may
+// know of it (groupJob).
+type writeFn struct {
+	fn      func(*tx) error
+	rowWise bool
+	ids     []string
+}
+
+// writeRows is write for a row-wise fn: it changes an existing task row
+// only after locking it with getTask, and ids are the tasks it locks
+// first (see groupJob).
+func (db *DB) writeRows(ctx context.Context, fn func(*tx) error, ids ...string) error {
+	return db.writeWith(ctx, &writeFn{fn: fn, rowWise: true, ids: ids})
+}
+
+// writeWith is write for w.
+func (db *DB) writeWith(ctx context.Context, w *writeFn) error {
 	if db.closed.Load() {
 		return store.ErrClosed
 	}
@@ -281,7 +331,7 @@ func (db *DB) write(ctx context.Context, fn func(*tx) error) error {
 				return err
 			}
 		}
-		touched, err := db.runTx(ctx, fn)
+		touched, err := db.runWrite(ctx, w)
 		if err == nil {
 			db.watch.publish(touched)
 			return nil
@@ -296,6 +346,18 @@ func (db *DB) write(ctx context.Context, fn func(*tx) error) error {
 		last = err
 	}
 	return fmt.Errorf("%w: %d attempts: %w", ErrRetriesExhausted, db.opts.MaxRetries+1, last)
+}
+
+// runWrite runs fn in the group commit, or alone without one.
+func (db *DB) runWrite(ctx context.Context, w *writeFn) ([]string, error) {
+	if db.group == nil {
+		return db.runTx(ctx, w.fn)
+	}
+	touched, err := db.group.do(ctx, w)
+	if errors.Is(err, errClosing) {
+		return nil, store.ErrClosed
+	}
+	return touched, err
 }
 
 // backoff waits before retry attempt n: a jittered delay doubling from 1ms

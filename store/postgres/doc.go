@@ -29,11 +29,28 @@
 // method does not need (the UPDATE of a locked row, the response row, the
 // events, one array per column) wait and go out ahead of the next
 // statement, or with the COMMIT. A status change is two round trips; a task
-// insert is one. A
-// transaction that fails with a serialization failure (40001) or a
-// deadlock (40P01) runs again from the start, up to Options.MaxRetries
-// times. A COMMIT runs to its end even when the caller's context ends, so a
-// method that returned knows whether its transaction committed.
+// insert is one. A transaction that fails with a serialization failure
+// (40001) or a deadlock (40P01) runs again from the start, up to
+// Options.MaxRetries times. A COMMIT runs to its end even when the
+// caller's context ends, so a method that returned knows whether its
+// transaction committed.
+//
+// # Group commit
+//
+// The writes of one DB go through one committer (group.go), which runs
+// the writes waiting at once, up to Options.MaxBatch, in one transaction:
+// each between SAVEPOINT and RELEASE, so that a write that fails is rolled
+// back alone, and all of them with one COMMIT and one notification. A
+// write alone runs in a transaction of its own. Before a run of row-wise
+// writes (those that change a task row only after locking it, and say
+// which tasks they lock first), the batch locks and reads those rows in
+// one statement, FOR NO KEY UPDATE SKIP LOCKED, and hands each row to the
+// first write that locks it; a write over many rows (a claim, a lease
+// extension) drops the rows read ahead. A status change in a batch then
+// costs no round trip of its own. Should a write queued by one job fail
+// while a later job's statement goes out, the batch is voided and each
+// write runs alone. One committer per DB keeps this process's writes from
+// waiting on each other's row locks across two open transactions.
 //
 // # Time
 //

@@ -19,7 +19,7 @@ func (db *DB) EventAppend(ctx context.Context, p *store.EventAppendParams) ([]*s
 		return nil, fmt.Errorf("append events: %w", err)
 	}
 	var out []*store.Event
-	err := db.write(ctx, func(t *tx) error {
+	err := db.writeRows(ctx, func(t *tx) error {
 		var err error
 		if out, err = t.appendEvents(p.TaskID, p.Events, now(), p.Wake, p.Progress, p.Lease); err != nil {
 			return err
@@ -30,7 +30,7 @@ func (db *DB) EventAppend(ctx context.Context, p *store.EventAppendParams) ([]*s
 			}
 		}
 		return nil
-	})
+	}, p.TaskID)
 	if err != nil {
 		return nil, fmt.Errorf("append events: %w", err)
 	}

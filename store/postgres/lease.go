@@ -50,7 +50,7 @@ func (t *tx) laterClock(fn func(time.Time)) {
 		fn(t.dbNow)
 		return
 	}
-	t.queued = append(t.queued, queuedStmt{sql: clockSQL, scan: func(r pgx.Row) error {
+	t.queued = append(t.queued, queuedStmt{sql: clockSQL, job: t.job, scan: func(r pgx.Row) error {
 		var n time.Time
 		if err := r.Scan(&n); err != nil {
 			return fmt.Errorf("read the database clock: %w", err)

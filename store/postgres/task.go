@@ -27,7 +27,7 @@ func (db *DB) TaskInsert(ctx context.Context, p *store.TaskInsertParams) (*store
 		return nil, fmt.Errorf("insert task: %w", err)
 	}
 	var task *store.Task
-	err = db.write(ctx, func(t *tx) error {
+	err = db.writeRows(ctx, func(t *tx) error {
 		n := now()
 		if p.ParentTaskID != "" {
 			if _, err := t.appendEvents(p.ParentTaskID, p.ParentEvents, n, false, nil, 0); err != nil {
@@ -49,7 +49,7 @@ func (db *DB) TaskInsert(ctx context.Context, p *store.TaskInsertParams) (*store
 			}
 		}
 		return nil
-	})
+	}, p.ParentTaskID)
 	if err != nil {
 		return nil, fmt.Errorf("insert task: %w", err)
 	}
@@ -239,7 +239,7 @@ func (db *DB) TaskTransition(ctx context.Context, p *store.TaskTransitionParams)
 	m := withChange(backend.TransitionChange(p))
 	m.reason, m.events, m.fence = p.Reason, p.Events, p.Lease
 	var task *store.Task
-	err := db.write(ctx, func(t *tx) error {
+	err := db.writeRows(ctx, func(t *tx) error {
 		n := now()
 		var err error
 		task, err = t.moveFrom(p.ID, p.From, m, n)
@@ -253,7 +253,7 @@ func (db *DB) TaskTransition(ctx context.Context, p *store.TaskTransitionParams)
 			}
 		}
 		return nil
-	})
+	}, p.ID)
 	if err != nil {
 		return backend.ConflictTask(task, err), fmt.Errorf("transition task: %w", err)
 	}
@@ -266,7 +266,7 @@ func (db *DB) TaskCancel(ctx context.Context, id string) (*store.Task, bool, err
 		task    *store.Task
 		changed bool
 	)
-	err := db.write(ctx, func(t *tx) error {
+	err := db.writeRows(ctx, func(t *tx) error {
 		changed = false
 		return t.withTask(id, func(cur *store.Task) error {
 			task = cur
@@ -281,7 +281,7 @@ func (db *DB) TaskCancel(ctx context.Context, id string) (*store.Task, bool, err
 			changed = true
 			return nil
 		})
-	})
+	}, id)
 	if err != nil {
 		return nil, false, fmt.Errorf("cancel task: %w", err)
 	}
@@ -427,7 +427,7 @@ func (db *DB) TaskCheckpoint(ctx context.Context, p *store.TaskCheckpointParams)
 		return nil, fmt.Errorf("checkpoint task: %w", err)
 	}
 	var task *store.Task
-	err := db.write(ctx, func(t *tx) error {
+	err := db.writeRows(ctx, func(t *tx) error {
 		n := now()
 		return t.withTask(p.ID, func(cur *store.Task) error {
 			task = cur
@@ -447,7 +447,7 @@ func (db *DB) TaskCheckpoint(ctx context.Context, p *store.TaskCheckpointParams)
 			t.insertEvents(cur.ID, prev+1, p.Events, n)
 			return nil
 		})
-	})
+	}, p.ID)
 	if err != nil {
 		return backend.ConflictTask(task, err), fmt.Errorf("checkpoint task: %w", err)
 	}

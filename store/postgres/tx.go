@@ -37,6 +37,16 @@ type tx struct {
 	events eventRows
 	// dbNow is the database's clock, once read (clock).
 	dbNow time.Time
+
+	// In a group commit (group.go), job is the index of the job running,
+	// sent says whether one of its statements went out, and void that a
+	// write queued by an earlier job failed.
+	job  int
+	sent bool
+	void bool
+	// ahead are task rows this transaction locked and read ahead for the
+	// jobs of a batch (readAhead), each handed out once by getTask.
+	ahead map[string]*store.Task
 }
 
 // queuedStmt is a write sent later; with one, it must change exactly one
@@ -51,6 +61,8 @@ type queuedStmt struct {
 	// scan, when set, reads the statement's one row (a read queued with
 	// the writes: the database's clock).
 	scan func(pgx.Row) error
+	// job is the job of a group commit that queued the statement.
+	job int
 }
 
 func (db *DB) runTx(ctx context.Context, fn func(*tx) error) (touched []string, err error) {
@@ -79,27 +91,36 @@ func (db *DB) runTx(ctx context.Context, fn func(*tx) error) (touched []string, 
 	if len(t.queued) == 0 && !t.begun {
 		return t.touched, nil // read nothing, wrote nothing
 	}
-	// The commit runs to its end even when ctx ends meanwhile: a write
-	// method returns only once it knows whether its transaction committed.
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), db.opts.StatementTimeout)
+	if err := t.commit(); err != nil {
+		return nil, err
+	}
+	return t.touched, nil
+}
+
+// commit sends the queued writes with the COMMIT and checks that it
+// committed. The COMMIT runs to its end even when the transaction's
+// context ends meanwhile: a write method returns only once it knows
+// whether its transaction committed.
+func (t *tx) commit() error {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(t.ctx), t.db.opts.StatementTimeout)
 	defer cancel()
 	br, err := t.send(cctx, "COMMIT", nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	tag, err := br.Exec()
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return nil, fmt.Errorf("commit: %w", err)
+		return fmt.Errorf("commit: %w", err)
 	}
 	// COMMIT of a transaction that failed reports ROLLBACK, not an error.
 	if tag.String() != "COMMIT" {
-		return nil, fmt.Errorf("commit: the transaction was rolled back (%s)", tag.String())
+		return fmt.Errorf("commit: the transaction was rolled back (%s)", tag.String())
 	}
 	t.begun = false
-	return t.touched, nil
+	return nil
 }
 
 // send sends BEGIN (once), the queued writes and sql in one round trip,
@@ -117,6 +138,7 @@ func (t *tx) send(ctx context.Context, sql string, args []any) (pgx.BatchResults
 		b.Queue(q.sql, q.args...)
 	}
 	b.Queue(sql, args...)
+	t.sent = true
 	br := t.conn.SendBatch(ctx, b)
 	fail := func(err error) (pgx.BatchResults, error) {
 		_ = br.Close()
@@ -129,24 +151,32 @@ func (t *tx) send(ctx context.Context, sql string, args []any) (pgx.BatchResults
 		}
 	}
 	for _, q := range queued {
-		if q.scan != nil {
-			if err := q.scan(br.QueryRow()); err != nil {
-				return fail(err)
-			}
-			continue
-		}
-		tag, err := br.Exec()
-		if err != nil {
-			if q.onErr != nil {
-				err = q.onErr(err)
+		if err := t.check(br, q); err != nil {
+			if q.job != t.job {
+				t.void = true
 			}
 			return fail(err)
 		}
-		if q.one && tag.RowsAffected() != 1 {
-			return fail(fmt.Errorf("%s: changed %d rows, want 1", firstWords(q.sql), tag.RowsAffected()))
-		}
 	}
 	return br, nil
+}
+
+// check reads the result of a queued statement.
+func (t *tx) check(br pgx.BatchResults, q queuedStmt) error {
+	if q.scan != nil {
+		return q.scan(br.QueryRow())
+	}
+	tag, err := br.Exec()
+	if err != nil {
+		if q.onErr != nil {
+			err = q.onErr(err)
+		}
+		return err
+	}
+	if q.one && tag.RowsAffected() != 1 {
+		return fmt.Errorf("%s: changed %d rows, want 1", firstWords(q.sql), tag.RowsAffected())
+	}
+	return nil
 }
 
 // firstWords returns the start of a statement, for errors.
@@ -172,19 +202,19 @@ func (t *tx) exec(query string, args ...any) (pgconn.CommandTag, error) {
 
 // later queues a write whose result nobody needs.
 func (t *tx) later(query string, args ...any) {
-	t.queued = append(t.queued, queuedStmt{sql: query, args: args})
+	t.queued = append(t.queued, queuedStmt{sql: query, args: args, job: t.job})
 }
 
 // laterOne queues an UPDATE of a row this transaction locked, which must
 // change exactly that row.
 func (t *tx) laterOne(query string, args ...any) {
-	t.queued = append(t.queued, queuedStmt{sql: query, args: args, one: true})
+	t.queued = append(t.queued, queuedStmt{sql: query, args: args, one: true, job: t.job})
 }
 
 // laterInsert queues an INSERT whose unique violation onErr turns into
 // the method's error.
 func (t *tx) laterInsert(onErr func(error) error, query string, args ...any) {
-	t.queued = append(t.queued, queuedStmt{sql: query, args: args, onErr: onErr})
+	t.queued = append(t.queued, queuedStmt{sql: query, args: args, onErr: onErr, job: t.job})
 }
 
 // isUnique reports a violation of the unique constraint named constraint.
@@ -289,6 +319,10 @@ func (t *tx) notify() {
 // every read-modify-write of a task starts here, so writers of one task
 // take turns and each sees the row the previous one committed.
 func (t *tx) getTask(id string) (*store.Task, error) {
+	if task, ok := t.ahead[id]; ok {
+		delete(t.ahead, id)
+		return task, nil
+	}
 	task, err := scanTask(t.queryRow("SELECT "+taskColumns+" FROM tasks WHERE id = $1 FOR NO KEY UPDATE", id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("task %s: %w", id, store.ErrNotFound)

@@ -38,7 +38,7 @@ func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams)
 	if p.EndChild != nil {
 		events = append(slices.Clip(p.EndChild.ParentEvents), p.Events...)
 	}
-	err := db.write(ctx, func(t *tx) error {
+	err := db.writeRows(ctx, func(t *tx) error {
 		n := now()
 		if !p.At.IsZero() {
 			n = msTime(p.At)
@@ -108,7 +108,7 @@ func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams)
 			}
 		}
 		return nil
-	})
+	}, firstLocks(p)...)
 	if err != nil {
 		if cur := backend.ConflictTask(task, err); cur != nil || endCur != nil {
 			return &store.WorkflowCommitResult{Task: cur, Ended: endCur}, fmt.Errorf("commit workflow: %w", err)
@@ -116,6 +116,15 @@ func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams)
 		return nil, fmt.Errorf("commit workflow: %w", err)
 	}
 	return &store.WorkflowCommitResult{Task: task, Started: started, Ended: ended}, nil
+}
+
+// firstLocks are the tasks a WorkflowCommit of p locks first: the child it
+// ends, then the workflow.
+func firstLocks(p *store.WorkflowCommitParams) []string {
+	if p.EndChild != nil {
+		return []string{p.EndChild.ID, p.ID}
+	}
+	return []string{p.ID}
 }
 
 // endChild moves the child p.ID of workflow parentID from running to its
@@ -159,7 +168,7 @@ func (db *DB) WorkflowChildEnd(ctx context.Context, p *store.TaskTransitionParam
 	m.reason, m.events, m.fence = p.Reason, p.Events, p.Lease
 	g := newGrant(p.Host, p.LeaseTTL)
 	res := &store.WorkflowChildEndResult{}
-	err := db.write(ctx, func(t *tx) error {
+	err := db.writeRows(ctx, func(t *tx) error {
 		n := now()
 		res.Parent = nil
 		var err error
@@ -208,7 +217,7 @@ func (db *DB) WorkflowChildEnd(ctx context.Context, p *store.TaskTransitionParam
 		}
 		res.Parent = parent
 		return nil
-	})
+	}, p.ID)
 	if err != nil {
 		if cur := backend.ConflictTask(res.Task, err); cur != nil {
 			return &store.WorkflowChildEndResult{Task: cur}, fmt.Errorf("end child task: %w", err)

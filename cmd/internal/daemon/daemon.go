@@ -372,7 +372,9 @@ type Store interface {
 // names, or SQLite under cfg.DataDir.
 func openStore(ctx context.Context, cfg Config, logger hclog.Logger, mx *metrics.Metrics) (Store, error) {
 	if cfg.Store != "" {
-		db, err := postgres.Open(ctx, cfg.Store, postgres.Options{Logger: logger, MaxConns: int32(cfg.StoreMaxConns)})
+		db, err := postgres.Open(ctx, cfg.Store, postgres.Options{
+			Logger: logger, MaxConns: int32(cfg.StoreMaxConns), ObserveCommit: mx.ObserveStoreCommit,
+		})
 		if err != nil {
 			return nil, fmt.Errorf("open store: %w", err)
 		}

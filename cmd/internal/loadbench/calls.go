@@ -16,9 +16,15 @@ import (
 // deployModule deploys the testkit module from file as "testkit". A
 // missing file is fine when the daemon already has the module.
 func deployModule(ctx context.Context, c *client.Client, file string) error {
+	return deployAs(ctx, c, moduleName, file)
+}
+
+// deployAs deploys the module in file as name; a missing file is fine when
+// the daemon already has the module.
+func deployAs(ctx context.Context, c *client.Client, name, file string) error {
 	wasm, err := os.ReadFile(file)
 	if errors.Is(err, os.ErrNotExist) {
-		if _, err := c.ModuleGet(ctx, moduleName); err == nil {
+		if _, err := c.ModuleGet(ctx, name); err == nil {
 			return nil
 		}
 		return fmt.Errorf("read module: %w (run from the repository root, or pass --wasm)", err)
@@ -26,7 +32,7 @@ func deployModule(ctx context.Context, c *client.Client, file string) error {
 	if err != nil {
 		return fmt.Errorf("read module: %w", err)
 	}
-	_, err = c.ModuleDeploy(ctx, moduleName, wasm, nil)
+	_, err = c.ModuleDeploy(ctx, name, wasm, nil)
 	return err
 }
 

@@ -2,6 +2,7 @@ package loadbench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -10,6 +11,7 @@ import (
 	goruntime "runtime"
 	"runtime/pprof"
 	"runtime/trace"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,11 +36,22 @@ const (
 // Config configures one load run. The zero value of every field means its
 // default.
 type Config struct {
-	// Addr is a running daemon's HOST:PORT; "" starts a daemon in this
-	// process on DataDir.
-	Addr string
-	// Token authenticates against Addr.
+	// Addrs are running daemons' base URLs (the hosts of one database,
+	// submitted to in turn); none starts daemons in this process.
+	Addrs []string
+	// Token authenticates against Addrs.
 	Token string
+	// Store is the PostgreSQL database the in-process daemons run on; ""
+	// is SQLite under DataDir.
+	Store string
+	// Hosts is how many daemons run in this process on Store, each
+	// submitted to in turn. Defaults to 1; more than one needs Store.
+	Hosts int
+	// Workload is WorkloadTasks (the default) or WorkloadWorkflows, for
+	// which Tasks is the number of one-activity workflows (default
+	// DefaultWorkflows) and Wasm the workflow module (default
+	// DefaultWorkflowWasm).
+	Workload string
 	// DataDir is the in-process daemon's data directory. Defaults to a
 	// temporary one, removed afterwards.
 	DataDir string
@@ -74,11 +87,18 @@ type Config struct {
 
 // WithDefaults returns cfg with the defaults of its zero fields filled in.
 func (cfg Config) WithDefaults() Config {
+	if cfg.Workload == "" {
+		cfg.Workload = WorkloadTasks
+	}
+	wasm, tasks := DefaultWasm, DefaultTasks
+	if cfg.Workload == WorkloadWorkflows {
+		wasm, tasks = DefaultWorkflowWasm, DefaultWorkflows
+	}
 	if cfg.Wasm == "" {
-		cfg.Wasm = DefaultWasm
+		cfg.Wasm = wasm
 	}
 	if cfg.Tasks == 0 {
-		cfg.Tasks = DefaultTasks
+		cfg.Tasks = tasks
 	}
 	if cfg.Clients == 0 {
 		cfg.Clients = DefaultClients
@@ -89,6 +109,9 @@ func (cfg Config) WithDefaults() Config {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
 	}
+	if cfg.Hosts == 0 {
+		cfg.Hosts = 1
+	}
 	return cfg
 }
 
@@ -97,6 +120,8 @@ type Report struct {
 	Benchmark      string  `json:"benchmark"`
 	Implementation string  `json:"implementation"`
 	Daemon         string  `json:"daemon"`
+	Backend        string  `json:"backend"`
+	Hosts          int     `json:"hosts"`
 	Tasks          int     `json:"tasks"`
 	Clients        int     `json:"clients"`
 	Workers        int     `json:"workers,omitempty"`
@@ -132,6 +157,8 @@ type Report struct {
 		TasksPerSecond float64 `json:"tasks_per_second"`
 		Passed         bool    `json:"passed"`
 	} `json:"target"`
+	// Workflows is the outcome of the workflows workload.
+	Workflows *WorkflowReport `json:"workflows,omitempty"`
 }
 
 // DiskProbe holds the disk's fsync latency around a run, in milliseconds.
@@ -158,33 +185,68 @@ func Run(ctx context.Context, cfg Config, logw io.Writer) (*Report, error) {
 	}
 	rep.Target.TasksPerSecond = TargetPerSecond
 
+	switch {
+	case cfg.Hosts > 1 && cfg.Store == "":
+		return nil, errors.New("several hosts need a PostgreSQL store")
+	case cfg.Workload != WorkloadTasks && cfg.Workload != WorkloadWorkflows:
+		return nil, fmt.Errorf("workload %q: want %s or %s", cfg.Workload, WorkloadTasks, WorkloadWorkflows)
+	}
 	probeDir := ""
-	var base, token string
-	if cfg.Addr == "" {
-		d, err := startDaemon(ctx, cfg, logw)
+	var bases []string
+	token := cfg.Token
+	if len(cfg.Addrs) == 0 {
+		ds, stop, err := startDaemons(ctx, cfg, logw)
 		if err != nil {
 			return nil, err
 		}
-		defer d.stop()
-		probeDir = d.dir
-		base, token = "http://"+d.addr, d.token
+		defer stop()
+		probeDir = ds[0].dir
+		for _, d := range ds {
+			bases = append(bases, "http://"+d.addr)
+		}
+		token = ds[0].token
 		rep.Daemon = "in-process"
 		rep.Workers = cfg.Workers
 		if rep.Workers == 0 {
 			rep.Workers = 128
 		}
-		rep.Synchronous = cfg.Synchronous
-		durable := cfg.Synchronous == "FULL"
+		rep.Backend = "sqlite"
+		durable := true
+		if cfg.Store == "" {
+			rep.Synchronous = cfg.Synchronous
+			durable = cfg.Synchronous == "FULL"
+		} else {
+			rep.Backend = "postgres"
+			durable, err = postgresDurable(ctx, cfg.Store)
+			if err != nil {
+				return nil, err
+			}
+		}
 		rep.DurableCommits = &durable
 	} else {
-		base, token = cfg.Addr, cfg.Token
-		rep.Daemon = cfg.Addr
+		bases = cfg.Addrs
+		rep.Daemon = strings.Join(cfg.Addrs, ",")
 	}
-	c, err := client.New(client.Config{BaseURL: base, Token: token, HTTPClient: &http.Client{Transport: &http.Transport{
-		MaxIdleConns: cfg.Clients * 2, MaxIdleConnsPerHost: cfg.Clients * 2, DisableCompression: true,
-	}}})
-	if err != nil {
-		return nil, err
+	rep.Hosts = len(bases)
+	hosts := make([]*client.Client, len(bases))
+	for i, base := range bases {
+		h, err := client.New(client.Config{BaseURL: base, Token: token, HTTPClient: &http.Client{Transport: &http.Transport{
+			MaxIdleConns: cfg.Clients * 2, MaxIdleConnsPerHost: cfg.Clients * 2, DisableCompression: true,
+		}}})
+		if err != nil {
+			return nil, err
+		}
+		hosts[i] = h
+	}
+	c := hosts[0]
+	if cfg.Workload == WorkloadWorkflows {
+		rep.Benchmark = "load-workflows"
+		wf, err := runWorkflows(ctx, cfg, hosts, logw)
+		if err != nil {
+			return nil, err
+		}
+		rep.Workflows = wf
+		return rep, nil
 	}
 
 	if err := deployModule(ctx, c, cfg.Wasm); err != nil {
@@ -201,7 +263,7 @@ func Run(ctx context.Context, cfg Config, logw io.Writer) (*Report, error) {
 		}
 		rep.Disk = &DiskProbe{FsyncMSBefore: ms}
 	}
-	before, err := scrapeMetrics(ctx, c)
+	before, err := scrapeAll(ctx, hosts)
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +308,7 @@ func Run(ctx context.Context, cfg Config, logw io.Writer) (*Report, error) {
 					return
 				}
 				t0 := time.Now()
-				id, err := submitTask(ctx, c, body)
+				id, err := submitTask(ctx, hosts[i%len(hosts)], body)
 				lat[i] = time.Since(t0)
 				if err != nil {
 					submitErrs.Add(1)
@@ -273,7 +335,7 @@ func Run(ctx context.Context, cfg Config, logw io.Writer) (*Report, error) {
 	deadline := time.Now().Add(cfg.Timeout)
 	var after metrics
 	for {
-		after, err = scrapeMetrics(ctx, c)
+		after, err = scrapeAll(ctx, hosts)
 		if err != nil {
 			return nil, err
 		}
@@ -322,5 +384,8 @@ func Run(ctx context.Context, cfg Config, logw io.Writer) (*Report, error) {
 // OK reports whether every submitted task was acknowledged and completed:
 // none lost, failed or unfinished, and no submit failed.
 func (r *Report) OK() bool {
+	if r.Workflows != nil {
+		return r.Workflows.Failed == 0
+	}
 	return r.Lost == 0 && r.Failed == 0 && r.Unfinished == 0 && r.Submit.Errors == 0
 }

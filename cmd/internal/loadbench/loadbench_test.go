@@ -117,3 +117,31 @@ func MustRun(tb testing.TB, cfg Config) *Report {
 		rep.Completed, rep.Tasks, rep.Lost, rep.Failed, rep.Unfinished, rep.Submit.Errors)
 	return rep
 }
+
+// TestRunWorkflows runs the workflows workload small on an in-process
+// daemon: every workflow answers completed, and the ten-activity runs
+// give latencies.
+func TestRunWorkflows(t *testing.T) {
+	cfg := Config{
+		Workload: WorkloadWorkflows, Tasks: 40, Clients: 4, CompileBin: testBin(t),
+		Wasm: filepath.Join("..", "..", "..", DefaultWorkflowWasm),
+	}
+	rep, err := Run(t.Context(), cfg, io.Discard)
+	require.NoError(t, err)
+	require.True(t, rep.OK(), "%+v", rep.Workflows)
+	require.Equal(t, "load-workflows", rep.Benchmark)
+	require.Equal(t, 40, rep.Workflows.Workflows)
+	require.Positive(t, rep.Workflows.PerSecond)
+	require.GreaterOrEqual(t, rep.Workflows.LatencyMS.P99, rep.Workflows.LatencyMS.P50)
+	require.Positive(t, rep.Workflows.TenActivitiesMS.P50)
+	require.Equal(t, "sqlite", rep.Backend)
+	require.Equal(t, 1, rep.Hosts)
+}
+
+// Several hosts need a shared store, and the workload is one of two.
+func TestRunRefusesBadConfig(t *testing.T) {
+	_, err := Run(t.Context(), Config{Hosts: 2, CompileBin: testBin(t)}, io.Discard)
+	require.ErrorContains(t, err, "several hosts need a PostgreSQL store")
+	_, err = Run(t.Context(), Config{Workload: "jobs", CompileBin: testBin(t)}, io.Discard)
+	require.ErrorContains(t, err, `workload "jobs"`)
+}

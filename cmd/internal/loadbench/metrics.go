@@ -60,3 +60,21 @@ func scrapeMetrics(ctx context.Context, c *client.Client) (metrics, error) {
 	}
 	return m, nil
 }
+
+// scrapeAll sums the counters of every host.
+func scrapeAll(ctx context.Context, hosts []*client.Client) (metrics, error) {
+	var sum metrics
+	for _, c := range hosts {
+		m, err := scrapeMetrics(ctx, c)
+		if err != nil {
+			return sum, err
+		}
+		sum.completed += m.completed
+		sum.failed += m.failed
+		sum.cancelled += m.cancelled
+		sum.commits += m.commits
+		sum.writes += m.writes
+		sum.commitSeconds += m.commitSeconds
+	}
+	return sum, nil
+}
