@@ -264,7 +264,6 @@ func (g *group) commit(jobs []*groupJob) (results []groupResult, err error) {
 		t.ctx = context.WithoutCancel(j.ctx)
 		t.job = i
 		t.touched = nil
-		t.sent = false
 		switch {
 		case !j.rowWise:
 			t.ahead = nil
@@ -285,6 +284,7 @@ func (g *group) commit(jobs []*groupJob) (results []groupResult, err error) {
 				}
 			}
 		}
+		t.sent = false // the read ahead went out for the batch, not for this job
 		mark := len(t.queued)
 		t.later("SAVEPOINT " + savepoint)
 		jerr := j.fn(t)
