@@ -33,7 +33,15 @@ var (
 // MustOpen opens a store on dsn, closed when tb ends.
 func MustOpen(tb testing.TB, dsn string) *postgres.DB {
 	tb.Helper()
-	db, err := postgres.Open(tb.Context(), dsn, postgres.Options{Logger: testLogger(tb)})
+	return mustOpenWith(tb, dsn, postgres.Options{})
+}
+
+// mustOpenWith opens a store on dsn with opts (and the test's logger),
+// closed when tb ends.
+func mustOpenWith(tb testing.TB, dsn string, opts postgres.Options) *postgres.DB {
+	tb.Helper()
+	opts.Logger = testLogger(tb)
+	db, err := postgres.Open(tb.Context(), dsn, opts)
 	require.NoError(tb, err)
 	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

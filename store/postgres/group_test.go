@@ -36,14 +36,7 @@ func (c *batchCounter) observe(writes int, _ time.Duration) {
 // mustOpenCounted opens a store whose commits c counts.
 func mustOpenCounted(tb testing.TB, dsn string, c *batchCounter, maxBatch int) *postgres.DB {
 	tb.Helper()
-	db, err := postgres.Open(tb.Context(), dsn, postgres.Options{Logger: testLogger(tb), ObserveCommit: c.observe, MaxBatch: maxBatch})
-	require.NoError(tb, err)
-	tb.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		require.NoError(tb, db.Close(ctx))
-	})
-	return db
+	return mustOpenWith(tb, dsn, postgres.Options{ObserveCommit: c.observe, MaxBatch: maxBatch})
 }
 
 // In one group commit, each write succeeds or fails on its own: writes
