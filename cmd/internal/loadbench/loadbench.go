@@ -12,8 +12,6 @@ import (
 	"runtime/pprof"
 	"runtime/trace"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/weft-run/weft/runtime/httpapi/client"
@@ -294,36 +292,15 @@ func Run(ctx context.Context, cfg Config, logw io.Writer) (*Report, error) {
 
 	// Submit from cfg.Clients goroutines.
 	ids := make([]string, cfg.Tasks)
-	lat := make([]time.Duration, cfg.Tasks)
-	var next atomic.Int64
-	var submitErrs atomic.Int64
-	var firstErr atomic.Pointer[error]
-	var wg sync.WaitGroup
 	start := time.Now()
-	for range cfg.Clients {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= cfg.Tasks || ctx.Err() != nil {
-					return
-				}
-				t0 := time.Now()
-				id, err := submitTask(ctx, hosts[i%len(hosts)], body)
-				lat[i] = time.Since(t0)
-				if err != nil {
-					submitErrs.Add(1)
-					firstErr.CompareAndSwap(nil, &err)
-					continue
-				}
-				ids[i] = id
-			}
-		})
-	}
-	wg.Wait()
-	submitted := time.Since(start)
-	rep.Submit.Errors = int(submitErrs.Load())
-	if err := firstErr.Load(); err != nil {
-		fmt.Fprintf(logw, "bench load: %d submits failed, first: %v\n", rep.Submit.Errors, *err)
+	lat, failed, firstErr, submitted := fanOut(ctx, cfg.Tasks, cfg.Clients, func(i int) error {
+		id, err := submitTask(ctx, hosts[i%len(hosts)], body)
+		ids[i] = id
+		return err
+	})
+	rep.Submit.Errors = failed
+	if firstErr != nil {
+		fmt.Fprintf(logw, "bench load: %d submits failed, first: %v\n", failed, firstErr)
 	}
 	acked := cfg.Tasks - rep.Submit.Errors
 	rep.Submit.Seconds = submitted.Seconds()

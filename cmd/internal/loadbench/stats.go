@@ -1,12 +1,51 @@
 package loadbench
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"os"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 )
+
+// fanOut runs call(0) … call(n-1) from clients goroutines, each taking the
+// next index until n are taken or ctx ends. It returns the latency of each
+// call that succeeded (zero for one that failed, which Summarize leaves
+// out: a failed call measures nothing of the work), how many failed, the
+// first error, and the wall time of the whole fan-out.
+func fanOut(ctx context.Context, n, clients int, call func(i int) error) (lat []time.Duration, failed int, first error, elapsed time.Duration) {
+	lat = make([]time.Duration, n)
+	var next, nfailed atomic.Int64
+	var firstErr atomic.Pointer[error]
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range clients {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				t0 := time.Now()
+				if err := call(i); err != nil {
+					nfailed.Add(1)
+					firstErr.CompareAndSwap(nil, &err)
+					continue
+				}
+				lat[i] = time.Since(t0)
+			}
+		})
+	}
+	wg.Wait()
+	elapsed = time.Since(start)
+	if p := firstErr.Load(); p != nil {
+		first = *p
+	}
+	return lat, int(nfailed.Load()), first, elapsed
+}
 
 // Summarize returns the p50, p99 and maximum of ds in milliseconds; zero
 // durations (submits that never ran) are left out.

@@ -7,8 +7,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/weft-run/weft/codec"
@@ -91,35 +89,13 @@ func runWorkflows(ctx context.Context, cfg Config, hosts []*client.Client, logw 
 		}
 	}
 	rep := &WorkflowReport{}
-	lat := make([]time.Duration, cfg.Tasks)
-	var next atomic.Int64
-	var failed atomic.Int64
-	var firstErr atomic.Pointer[error]
-	var wg sync.WaitGroup
-	start := time.Now()
-	for range cfg.Clients {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= cfg.Tasks || ctx.Err() != nil {
-					return
-				}
-				t0 := time.Now()
-				if err := runWorkflow(ctx, hosts[i%len(hosts)], one); err != nil {
-					failed.Add(1)
-					firstErr.CompareAndSwap(nil, &err)
-					continue
-				}
-				lat[i] = time.Since(t0)
-			}
-		})
+	lat, failed, firstErr, elapsed := fanOut(ctx, cfg.Tasks, cfg.Clients, func(i int) error {
+		return runWorkflow(ctx, hosts[i%len(hosts)], one)
+	})
+	if firstErr != nil {
+		fmt.Fprintf(logw, "bench load: %d workflows failed, first: %v\n", failed, firstErr)
 	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	if err := firstErr.Load(); err != nil {
-		fmt.Fprintf(logw, "bench load: %d workflows failed, first: %v\n", failed.Load(), *err)
-	}
-	rep.Failed = int(failed.Load())
+	rep.Failed = failed
 	rep.Workflows = cfg.Tasks - rep.Failed
 	rep.PerSecond = math.Round(float64(rep.Workflows)/elapsed.Seconds()*10) / 10
 	rep.LatencyMS = Summarize(lat)
