@@ -302,7 +302,7 @@ func (db *DB) write(ctx context.Context, fn func(*tx) error) error {
 }
 
 // writeFn is a write's transaction function and what a group commit may
-// know of it (groupJob).
+// know of it (group).
 type writeFn struct {
 	fn      func(*tx) error
 	rowWise bool
@@ -311,7 +311,7 @@ type writeFn struct {
 
 // writeRows is write for a row-wise fn: it changes an existing task row
 // only after locking it with getTask, and ids are the tasks it locks
-// first (see groupJob).
+// first (see group).
 func (db *DB) writeRows(ctx context.Context, fn func(*tx) error, ids ...string) error {
 	return db.writeWith(ctx, &writeFn{fn: fn, rowWise: true, ids: ids})
 }

@@ -4,166 +4,66 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/internal/backend"
 )
 
 // group is the group commit of a DB's writes: every write method hands its
-// transaction function to one committer goroutine, which runs the writes
-// waiting at once (up to Options.MaxBatch) in one transaction, each in a
-// savepoint of its own, and commits them with one COMMIT, one WAL flush
-// and one notification. A write that is alone runs in a transaction of its
-// own, as it would without the group.
+// transaction function to one committer goroutine (a backend.Queue), which
+// runs the writes waiting at once (up to Options.MaxBatch) in one
+// transaction, each in a savepoint of its own, and commits them with one
+// COMMIT, one WAL flush and one notification. A write that is alone runs in
+// a transaction of its own, as it would without the group.
 //
 // One committer per DB means this process's writes never wait for each
 // other's row locks inside two open transactions, so they cannot deadlock
 // each other however the batches mix; other hosts' transactions still can,
 // and a deadlock is retried like any other (DB.write).
+//
+// A job's work is its writeFn: when rowWise, fn changes an existing task
+// row only after it locked the row with getTask, and ids are the tasks it
+// locks first, so the batch may read those rows ahead (readAhead). A job
+// that is not row-wise (a claim, a lease extension: statements over many
+// rows) may change any row, so the rows read ahead are dropped before it.
 type group struct {
-	db       *DB
-	maxBatch int
-
-	mu     sync.RWMutex // guards closed against sends on jobs
-	closed bool
-	jobs   chan *groupJob
-	done   chan struct{} // closed when run returns
+	db *DB
+	q  *backend.Queue[*writeFn]
 }
 
 // groupJob is one write waiting for the committer.
-type groupJob struct {
-	ctx context.Context
-	fn  func(*tx) error
-	// rowWise says that fn changes an existing task row only after it
-	// locked the row with getTask, and ids are the tasks it locks first:
-	// the batch may read those rows ahead (readAhead). A job that is not
-	// row-wise (a claim, a lease extension: statements over many rows)
-	// may change any row, so the rows read ahead are dropped before it.
-	rowWise bool
-	ids     []string
-	state   atomic.Int32
-	done    chan groupResult
-}
-
-// groupResult is the outcome of one job: its error, and the tasks whose
-// logs it grew.
-type groupResult struct {
-	touched []string
-	err     error
-}
-
-const (
-	jobPending int32 = iota
-	jobTaken
-	jobAbandoned
-)
+type groupJob = backend.Job[*writeFn]
 
 func newGroup(db *DB, maxBatch int) *group {
-	g := &group{db: db, maxBatch: maxBatch, jobs: make(chan *groupJob, maxBatch), done: make(chan struct{})}
-	go g.run()
+	g := &group{db: db}
+	g.q = backend.NewQueue(maxBatch, errClosing, g.runBatch)
 	return g
 }
 
-// do runs fn in the next batch and returns once the batch committed (or
+// do runs w in the next batch and returns once the batch committed (or
 // failed). When ctx ends before the committer took the job, the job never
 // runs; once taken, do waits for its outcome.
 func (g *group) do(ctx context.Context, w *writeFn) ([]string, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	j := &groupJob{ctx: ctx, fn: w.fn, rowWise: w.rowWise, ids: w.ids, done: make(chan groupResult, 1)}
-	g.mu.RLock()
-	if g.closed {
-		g.mu.RUnlock()
-		return nil, errClosing
-	}
-	select {
-	case g.jobs <- j:
-	case <-ctx.Done():
-		g.mu.RUnlock()
-		return nil, ctx.Err()
-	}
-	g.mu.RUnlock()
-	select {
-	case r := <-j.done:
-		return r.touched, r.err
-	case <-ctx.Done():
-		if j.state.CompareAndSwap(jobPending, jobAbandoned) {
-			return nil, ctx.Err()
-		}
-		r := <-j.done
-		return r.touched, r.err
-	}
+	return g.q.Submit(ctx, w)
 }
 
 // errClosing is the error of a write handed to a closed group.
 var errClosing = errors.New("store closing")
 
 // close stops taking jobs and waits until the queued ones are done.
-func (g *group) close(ctx context.Context) error {
-	g.mu.Lock()
-	if !g.closed {
-		g.closed = true
-		close(g.jobs)
-	}
-	g.mu.Unlock()
-	select {
-	case <-g.done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("writes still committing: %w", ctx.Err())
-	}
-}
+func (g *group) close(ctx context.Context) error { return g.q.Close(ctx) }
 
-func (g *group) run() {
-	defer close(g.done)
-	batch := make([]*groupJob, 0, g.maxBatch)
-	for {
-		j, ok := <-g.jobs
-		if !ok {
-			return
-		}
-		batch = append(batch, j)
-	drain:
-		for len(batch) < g.maxBatch {
-			select {
-			case j, ok := <-g.jobs:
-				if !ok {
-					break drain
-				}
-				batch = append(batch, j)
-			default:
-				break drain
-			}
-		}
-		g.runBatch(batch)
-		clear(batch)
-		batch = batch[:0]
-	}
-}
-
-// runBatch commits the jobs of one batch, taking each one first so that a
-// caller that gave up is skipped.
-func (g *group) runBatch(batch []*groupJob) {
-	live := batch[:0:0]
-	for _, j := range batch {
-		if j.state.CompareAndSwap(jobPending, jobTaken) {
-			live = append(live, j)
-		}
-	}
-	if len(live) == 0 {
-		return
-	}
+// runBatch commits the jobs of one batch and answers each.
+func (g *group) runBatch(live []*groupJob) {
 	start := time.Now()
 	if len(live) == 1 {
 		j := live[0]
-		touched, err := g.db.runTx(j.ctx, j.fn)
+		touched, err := g.db.runTx(j.Ctx, j.Work.fn)
 		g.observe(1, start)
-		j.done <- groupResult{touched: touched, err: err}
+		j.Finish(touched, err)
 		return
 	}
 	results, err := g.commit(live)
@@ -176,7 +76,7 @@ func (g *group) runBatch(batch []*groupJob) {
 			// job's.
 			g.db.log.Debug("group commit failed, committing its writes one by one", "writes", len(live), "error", err)
 			for i, j := range live {
-				touched, err := g.db.runTx(j.ctx, j.fn)
+				touched, err := g.db.runTx(j.Ctx, j.Work.fn)
 				results[i] = groupResult{touched: touched, err: err}
 			}
 		} else {
@@ -189,8 +89,15 @@ func (g *group) runBatch(batch []*groupJob) {
 	}
 	g.observe(len(live), start)
 	for i, j := range live {
-		j.done <- results[i]
+		j.Finish(results[i].touched, results[i].err)
 	}
+}
+
+// groupResult is the outcome of one job of a batch: its error, and the
+// tasks whose logs it grew.
+type groupResult struct {
+	touched []string
+	err     error
 }
 
 // observe reports a commit of writes that began at start.
@@ -261,18 +168,18 @@ func (g *group) commit(jobs []*groupJob) (results []groupResult, err error) {
 	for i, j := range jobs {
 		// The job's statements run for the batch: a caller that gives up
 		// meanwhile must not cancel the batch's connection.
-		t.ctx = context.WithoutCancel(j.ctx)
+		t.ctx = context.WithoutCancel(j.Ctx)
 		t.job = i
 		t.touched = nil
 		switch {
-		case !j.rowWise:
+		case !j.Work.rowWise:
 			t.ahead = nil
 		case i >= ahead:
 			// The row-wise jobs from here to the next other one: their
 			// rows in one round trip.
 			var ids []string
-			for ahead = i; ahead < len(jobs) && jobs[ahead].rowWise; ahead++ {
-				for _, id := range jobs[ahead].ids {
+			for ahead = i; ahead < len(jobs) && jobs[ahead].Work.rowWise; ahead++ {
+				for _, id := range jobs[ahead].Work.ids {
 					if id != "" {
 						ids = append(ids, id)
 					}
@@ -287,7 +194,7 @@ func (g *group) commit(jobs []*groupJob) (results []groupResult, err error) {
 		t.sent = false // the read ahead went out for the batch, not for this job
 		mark := len(t.queued)
 		t.later("SAVEPOINT " + savepoint)
-		jerr := j.fn(t)
+		jerr := j.Work.fn(t)
 		if jerr == nil {
 			t.flushEvents()
 			t.later("RELEASE SAVEPOINT " + savepoint)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/internal/backend"
 	"github.com/weft-run/weft/store/postgres/pgtest"
 )
 
@@ -23,16 +24,17 @@ func openBatchDB(t *testing.T) *DB {
 	return db
 }
 
-// runJobs runs fns as one batch, in order, and returns each one's error.
-func runJobs(t *testing.T, db *DB, jobs ...*groupJob) []error {
+// runJobs runs ws as one batch, in order, and returns each one's error.
+func runJobs(t *testing.T, db *DB, ws ...*writeFn) []error {
 	t.Helper()
-	for _, j := range jobs {
-		j.ctx, j.done = t.Context(), make(chan groupResult, 1)
+	jobs := make([]*groupJob, len(ws))
+	for i, w := range ws {
+		jobs[i] = backend.NewJob(t.Context(), w)
 	}
 	db.group.runBatch(jobs)
 	errs := make([]error, len(jobs))
 	for i, j := range jobs {
-		errs[i] = (<-j.done).err
+		_, errs[i] = j.Wait()
 	}
 	return errs
 }
@@ -57,14 +59,14 @@ func TestBatchReadAheadDroppedByOtherWrites(t *testing.T) {
 	errs := runJobs(t, db,
 		// Two row-wise jobs: their rows are read ahead together; neither
 		// locks x itself.
-		&groupJob{rowWise: true, ids: []string{x.ID}, fn: func(*tx) error { return nil }},
-		&groupJob{rowWise: true, ids: []string{y.ID}, fn: func(t *tx) error { _, err := t.getTask(y.ID); return err }},
+		&writeFn{rowWise: true, ids: []string{x.ID}, fn: func(*tx) error { return nil }},
+		&writeFn{rowWise: true, ids: []string{y.ID}, fn: func(t *tx) error { _, err := t.getTask(y.ID); return err }},
 		// A write over rows it does not lock first.
-		&groupJob{fn: func(t *tx) error {
+		&writeFn{fn: func(t *tx) error {
 			_, err := t.exec("UPDATE tasks SET lease_expires_at = $1 WHERE id = $2", later, x.ID)
 			return err
 		}},
-		&groupJob{rowWise: true, fn: func(t *tx) error {
+		&writeFn{rowWise: true, fn: func(t *tx) error {
 			var err error
 			seen, err = t.getTask(x.ID)
 			return err
@@ -83,7 +85,7 @@ func TestBatchReadAheadHandedOutOnce(t *testing.T) {
 	x := mustRunningTask(t, db)
 	var first, second *store.Task
 	errs := runJobs(t, db,
-		&groupJob{rowWise: true, ids: []string{x.ID}, fn: func(t *tx) error {
+		&writeFn{rowWise: true, ids: []string{x.ID}, fn: func(t *tx) error {
 			var err error
 			if first, err = t.getTask(x.ID); err != nil {
 				return err
@@ -92,7 +94,7 @@ func TestBatchReadAheadHandedOutOnce(t *testing.T) {
 			_, err = t.exec("UPDATE tasks SET progress = '{\"done\":7}' WHERE id = $1", x.ID)
 			return err
 		}},
-		&groupJob{rowWise: true, ids: []string{x.ID}, fn: func(t *tx) error {
+		&writeFn{rowWise: true, ids: []string{x.ID}, fn: func(t *tx) error {
 			var err error
 			second, err = t.getTask(x.ID)
 			return err
@@ -113,11 +115,11 @@ func TestBatchFailedJobRolledBack(t *testing.T) {
 	boom := errors.New("boom")
 	note := []store.EventDraft{{Type: "test.note"}}
 	errs := runJobs(t, db,
-		&groupJob{rowWise: true, ids: []string{x.ID}, fn: func(t *tx) error {
+		&writeFn{rowWise: true, ids: []string{x.ID}, fn: func(t *tx) error {
 			_, err := t.appendEvents(x.ID, note, now(), false, nil, 0)
 			return err
 		}},
-		&groupJob{rowWise: true, ids: []string{x.ID}, fn: func(t *tx) error {
+		&writeFn{rowWise: true, ids: []string{x.ID}, fn: func(t *tx) error {
 			if _, err := t.appendEvents(x.ID, []store.EventDraft{{Type: "test.lost"}}, now(), false, nil, 0); err != nil {
 				return err
 			}
@@ -126,7 +128,7 @@ func TestBatchFailedJobRolledBack(t *testing.T) {
 			}
 			return boom
 		}},
-		&groupJob{rowWise: true, ids: []string{x.ID}, fn: func(t *tx) error {
+		&writeFn{rowWise: true, ids: []string{x.ID}, fn: func(t *tx) error {
 			_, err := t.appendEvents(x.ID, note, now(), false, nil, 0)
 			return err
 		}},
@@ -154,12 +156,12 @@ func TestBatchVoidRunsJobsAlone(t *testing.T) {
 	x := mustRunningTask(t, db)
 	ran := 0
 	errs := runJobs(t, db,
-		&groupJob{fn: func(t *tx) error {
+		&writeFn{fn: func(t *tx) error {
 			// Changes no row, which laterOne checks when it goes out.
 			t.laterOne("UPDATE tasks SET updated_at = now() WHERE id = 'task_none'")
 			return nil
 		}},
-		&groupJob{rowWise: true, ids: []string{x.ID}, fn: func(t *tx) error {
+		&writeFn{rowWise: true, ids: []string{x.ID}, fn: func(t *tx) error {
 			ran++
 			_, err := t.appendEvents(x.ID, []store.EventDraft{{Type: "test.note"}}, now(), false, nil, 0)
 			return err

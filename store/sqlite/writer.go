@@ -6,13 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/weft-run/weft/store"
+	"github.com/weft-run/weft/store/internal/backend"
 )
 
 // writer owns the single write connection and runs the group commit loop
@@ -26,33 +25,19 @@ type writer struct {
 	ckpt     *checkpointer
 	commits  int // since the last checkpoint request; writer goroutine only
 
-	mu     sync.RWMutex // guards closed against sends on jobs
-	closed bool
-	jobs   chan *job
-	done   chan struct{} // closed when run returns
+	q *backend.Queue[func(*tx) error] // the jobs: each one's transaction function
 
-	stmts   map[string]*sql.Stmt // query text → statement on conn; writer goroutine only
-	cache   *taskCache           // writer goroutine only
-	pending atomic.Int64         // jobs submitted and not yet answered
+	stmts map[string]*sql.Stmt // query text → statement on conn; writer goroutine only
+	cache *taskCache           // writer goroutine only
 
 	// claimCursor is the owner served last by TaskClaim's round-robin;
 	// touched only by jobs, which run on the writer goroutine.
 	claimCursor string
 }
 
-// job is one write: fn runs inside the batch transaction.
-type job struct {
-	ctx   context.Context
-	fn    func(*tx) error
-	done  chan error
-	state atomic.Int32
-}
-
-const (
-	jobPending int32 = iota
-	jobTaken
-	jobAbandoned
-)
+// job is one write: its transaction function runs inside the batch
+// transaction.
+type job = backend.Job[func(*tx) error]
 
 func newWriter(conn *sql.Conn, cfg Config, log hclog.Logger, w *watchers, ckpt *checkpointer) *writer {
 	wr := &writer{
@@ -62,12 +47,10 @@ func newWriter(conn *sql.Conn, cfg Config, log hclog.Logger, w *watchers, ckpt *
 		log:      log,
 		observe:  cfg.ObserveCommit,
 		watch:    w,
-		jobs:     make(chan *job, cfg.MaxBatch),
-		done:     make(chan struct{}),
 		stmts:    make(map[string]*sql.Stmt),
 		cache:    newTaskCache(),
 	}
-	go wr.run()
+	wr.q = backend.NewQueue(cfg.MaxBatch, store.ErrClosed, wr.runBatch)
 	return wr
 }
 
@@ -75,57 +58,19 @@ func newWriter(conn *sql.Conn, cfg Config, log hclog.Logger, w *watchers, ckpt *
 // before the writer took the job, the job never runs and ctx's error is
 // returned; once taken, submit waits for the outcome.
 func (w *writer) submit(ctx context.Context, fn func(*tx) error) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	j := &job{ctx: ctx, fn: fn, done: make(chan error, 1)}
-	w.mu.RLock()
-	if w.closed {
-		w.mu.RUnlock()
-		return store.ErrClosed
-	}
-	w.pending.Add(1)
-	select {
-	case w.jobs <- j:
-	case <-ctx.Done():
-		w.pending.Add(-1)
-		w.mu.RUnlock()
-		return ctx.Err()
-	}
-	w.mu.RUnlock()
-	select {
-	case err := <-j.done:
-		return err
-	case <-ctx.Done():
-		if j.state.CompareAndSwap(jobPending, jobAbandoned) {
-			return ctx.Err()
-		}
-		return <-j.done
-	}
+	_, err := w.q.Submit(ctx, fn)
+	return err
 }
 
 // close stops accepting jobs, lets the writer finish the queued ones and
 // waits for it.
-func (w *writer) close(ctx context.Context) error {
-	w.mu.Lock()
-	if !w.closed {
-		w.closed = true
-		close(w.jobs)
-	}
-	w.mu.Unlock()
-	select {
-	case <-w.done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("writer still has %d jobs to commit: %w", w.pending.Load(), ctx.Err())
-	}
-}
+func (w *writer) close(ctx context.Context) error { return w.q.Close(ctx) }
 
 // closeConn releases the statements and the connection; call after run
 // returned.
 func (w *writer) closeConn() {
 	select {
-	case <-w.done:
+	case <-w.q.Done():
 	default:
 		return // still running: leave the connection to the writer
 	}
@@ -135,47 +80,8 @@ func (w *writer) closeConn() {
 	_ = w.conn.Close()
 }
 
-func (w *writer) run() {
-	defer close(w.done)
-	batch := make([]*job, 0, w.maxBatch)
-	for {
-		j, ok := <-w.jobs
-		if !ok {
-			return
-		}
-		batch = append(batch, j)
-	drain:
-		for len(batch) < w.maxBatch {
-			select {
-			case j, ok := <-w.jobs:
-				if !ok {
-					break drain
-				}
-				batch = append(batch, j)
-			default:
-				break drain
-			}
-		}
-		w.runBatch(batch)
-		clear(batch)
-		batch = batch[:0]
-	}
-}
-
-// runBatch commits the jobs of one batch, taking each one first so that a
-// caller that gave up is skipped.
-func (w *writer) runBatch(batch []*job) {
-	live := batch[:0:0]
-	for _, j := range batch {
-		if j.state.CompareAndSwap(jobPending, jobTaken) {
-			live = append(live, j)
-		} else {
-			w.pending.Add(-1)
-		}
-	}
-	if len(live) == 0 {
-		return
-	}
+// runBatch commits the jobs of one batch and answers each.
+func (w *writer) runBatch(live []*job) {
 	start := time.Now()
 	errs, touched, err := w.commit(live)
 	if err != nil {
@@ -199,8 +105,7 @@ func (w *writer) runBatch(batch []*job) {
 	}
 	w.watch.Notify(touched)
 	for i, j := range live {
-		j.done <- errs[i]
-		w.pending.Add(-1)
+		j.Finish(nil, errs[i])
 	}
 }
 
@@ -221,8 +126,8 @@ func (w *writer) commit(jobs []*job) (errs []error, touched []string, err error)
 	for i, j := range jobs {
 		// The job opens its savepoint before its first write (tx.before):
 		// a job that fails having only read needs no rollback.
-		t := &tx{w: w, ctx: j.ctx, batched: true}
-		jerr := j.fn(t)
+		t := &tx{w: w, ctx: j.Ctx, batched: true}
+		jerr := j.Work(t)
 		if jerr == nil {
 			jerr = t.flushEvents()
 		}
@@ -263,8 +168,8 @@ func (w *writer) commitOne(j *job) (touched []string, jobErr, txErr error) {
 		err = fmt.Errorf("begin: %w", err)
 		return nil, err, err
 	}
-	t := &tx{w: w, ctx: j.ctx}
-	err := j.fn(t)
+	t := &tx{w: w, ctx: j.Ctx}
+	err := j.Work(t)
 	if err == nil {
 		err = t.flushEvents()
 	}

@@ -293,7 +293,7 @@ func Run(ctx context.Context, cfg Config, logw io.Writer) (*Report, error) {
 	// Submit from cfg.Clients goroutines.
 	ids := make([]string, cfg.Tasks)
 	start := time.Now()
-	lat, failed, firstErr, submitted := fanOut(ctx, cfg.Tasks, cfg.Clients, func(i int) error {
+	lat, failed, submitted, firstErr := fanOut(ctx, cfg.Tasks, cfg.Clients, func(i int) error {
 		id, err := submitTask(ctx, hosts[i%len(hosts)], body)
 		ids[i] = id
 		return err

@@ -15,8 +15,8 @@ import (
 // next index until n are taken or ctx ends. It returns the latency of each
 // call that succeeded (zero for one that failed, which Summarize leaves
 // out: a failed call measures nothing of the work), how many failed, the
-// first error, and the wall time of the whole fan-out.
-func fanOut(ctx context.Context, n, clients int, call func(i int) error) (lat []time.Duration, failed int, first error, elapsed time.Duration) {
+// wall time of the whole fan-out, and the first error.
+func fanOut(ctx context.Context, n, clients int, call func(i int) error) (lat []time.Duration, failed int, elapsed time.Duration, first error) {
 	lat = make([]time.Duration, n)
 	var next, nfailed atomic.Int64
 	var firstErr atomic.Pointer[error]
@@ -44,7 +44,7 @@ func fanOut(ctx context.Context, n, clients int, call func(i int) error) (lat []
 	if p := firstErr.Load(); p != nil {
 		first = *p
 	}
-	return lat, int(nfailed.Load()), first, elapsed
+	return lat, int(nfailed.Load()), elapsed, first
 }
 
 // Summarize returns the p50, p99 and maximum of ds in milliseconds; zero

@@ -16,7 +16,7 @@ func TestFanOut(t *testing.T) {
 	const n = 200
 	var calls [n]atomic.Int32
 	boom := errors.New("boom")
-	lat, failed, first, elapsed := fanOut(context.Background(), n, 7, func(i int) error {
+	lat, failed, elapsed, first := fanOut(context.Background(), n, 7, func(i int) error {
 		calls[i].Add(1)
 		time.Sleep(time.Millisecond)
 		if i%10 == 3 {
@@ -40,7 +40,7 @@ func TestFanOut(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var ran atomic.Int32
-	_, failed, first, _ = fanOut(ctx, n, 3, func(int) error { ran.Add(1); return nil })
+	_, failed, _, first = fanOut(ctx, n, 3, func(int) error { ran.Add(1); return nil })
 	require.Zero(t, ran.Load())
 	require.Zero(t, failed)
 	require.NoError(t, first)

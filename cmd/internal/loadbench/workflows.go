@@ -89,7 +89,7 @@ func runWorkflows(ctx context.Context, cfg Config, hosts []*client.Client, logw 
 		}
 	}
 	rep := &WorkflowReport{}
-	lat, failed, firstErr, elapsed := fanOut(ctx, cfg.Tasks, cfg.Clients, func(i int) error {
+	lat, failed, elapsed, firstErr := fanOut(ctx, cfg.Tasks, cfg.Clients, func(i int) error {
 		return runWorkflow(ctx, hosts[i%len(hosts)], one)
 	})
 	if firstErr != nil {

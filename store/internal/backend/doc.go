@@ -6,6 +6,7 @@
 // idempotency key, the next module version), applies a status move or an
 // append of events to a task row in memory, walks the pages of
 // TaskRecover, RetentionPurge and PayloadScan, and keeps the in-process
-// registry of event and work watchers. SQL stays in the backends. It
-// imports only store and the standard library.
+// registry of event and work watchers and the group commit's queue (one
+// committer goroutine taking the writes waiting at once). SQL stays in the
+// backends. It imports only store and the standard library.
 package backend
