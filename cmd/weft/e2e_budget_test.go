@@ -104,12 +104,21 @@ func TestE2EFairWorkers(t *testing.T) {
 	t.Logf("B's echo completed with %d of A's %d spins running on %d workers", running, len(spins), workers)
 }
 
-// countStatus counts the tasks of ids in status.
+// countStatus counts the tasks of ids in status. It reads them in one
+// listing, one snapshot of the store: reading them one by one could see a
+// task still running and, later, the task that took its place running too.
 func (d *Daemon) countStatus(ids []string, status string) int {
 	d.tb.Helper()
-	n := 0
+	want := make(map[string]bool, len(ids))
 	for _, id := range ids {
-		if d.MustTask(id).Status == status {
+		want[id] = true
+	}
+	page, err := d.Client.TaskList(d.tb.Context(), &client.TaskListParams{Status: status, Limit: 100})
+	require.NoError(d.tb, err)
+	require.Empty(d.tb, page.NextCursor, "more than one page of %s tasks", status)
+	n := 0
+	for _, t := range page.Data {
+		if want[t.ID] {
 			n++
 		}
 	}
