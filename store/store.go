@@ -108,6 +108,13 @@ type Store interface {
 	// their pinned digest. It returns ErrNotFound for an unknown name.
 	ModuleDelete(ctx context.Context, name string) error
 
+	// TaskOverdue lists the queued tasks whose start deadline
+	// (Task.StartDeadline) has passed, at most Limit of them, earliest
+	// first, and the next start deadline ahead; it writes nothing. A
+	// query over an index of queued tasks with a deadline: it costs
+	// nothing while no task has one. Returns ErrInvalid for a bad Limit.
+	TaskOverdue(ctx context.Context, params *TaskOverdueParams) (*TaskOverdueResult, error)
+
 	// TaskInsert persists a new queued task and its response.created event
 	// (sequence 0) in one transaction (persistence §11.2), with the
 	// parent's journal events and the idempotency key's result when params

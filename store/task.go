@@ -26,6 +26,31 @@ type Task struct {
 	OnRestart OnRestart
 	// Timeout bounds one attempt; zero means none.
 	Timeout time.Duration
+	// Deadline is when a workflow's execution timeout passes: the absolute
+	// end of the whole execution, across its attempts and the time it
+	// waits, which a run that continues the execution copies; zero for
+	// none. Millisecond precision, UTC.
+	Deadline time.Time
+	// RunTimeout bounds one attempt of a workflow from its start to its
+	// end, the time it waits included; zero means none.
+	RunTimeout time.Duration
+	// RunDeadline is when the run timeout of the current attempt passes:
+	// the attempt's start (its claim) plus RunTimeout. Zero when there is
+	// no run timeout or before the first attempt. Millisecond precision,
+	// UTC.
+	RunDeadline time.Time
+	// ScheduleToStartTimeout bounds how long the task may stay queued, from
+	// the time it falls due (its creation, or the end of a retry's backoff)
+	// to its claim; zero means none.
+	ScheduleToStartTimeout time.Duration
+	// StartDeadline is when a queued task fails for waiting too long in
+	// the queue (TaskOverdue): NotBefore plus ScheduleToStartTimeout, or
+	// the Deadline when that is earlier. Zero for none. Millisecond
+	// precision, UTC.
+	StartDeadline time.Time
+	// HeartbeatTimeout is the longest an activity's attempt may go without
+	// a heartbeat before it is stopped; zero means none.
+	HeartbeatTimeout time.Duration
 	// MemoryLimit bounds the linear memory of the task's plugin calls, in
 	// bytes; zero means the host's default.
 	MemoryLimit int64
@@ -144,6 +169,19 @@ type TaskInsertParams struct {
 	// Timeout bounds one attempt; stored truncated to the millisecond.
 	// Defaults to 0 (none).
 	Timeout time.Duration
+	// Deadline is the absolute execution deadline of a workflow (see
+	// Task.Deadline); stored truncated to the millisecond, in UTC. Defaults
+	// to none.
+	Deadline time.Time
+	// RunTimeout bounds each attempt of a workflow, waits included; stored
+	// truncated to the millisecond. Defaults to 0 (none).
+	RunTimeout time.Duration
+	// ScheduleToStartTimeout bounds the time the task stays queued before
+	// a claim; stored truncated to the millisecond. Defaults to 0 (none).
+	ScheduleToStartTimeout time.Duration
+	// HeartbeatTimeout bounds the time an activity's attempt goes without a
+	// heartbeat; stored truncated to the millisecond. Defaults to 0 (none).
+	HeartbeatTimeout time.Duration
 	// MemoryLimit bounds the memory of the task's plugin calls, in bytes.
 	// Defaults to 0 (the host's default).
 	MemoryLimit int64
@@ -331,4 +369,23 @@ type TaskRecoverResult struct {
 	// IdempotencyKeysReleased counts idempotency keys that were in flight
 	// and bound to no task.
 	IdempotencyKeysReleased int
+}
+
+// TaskOverdueParams are the params of Store.TaskOverdue.
+type TaskOverdueParams struct {
+	// Now is the time compared with each queued task's StartDeadline.
+	// Defaults to the current time.
+	Now time.Time
+	// Limit caps the tasks returned. Defaults to 100; at most 1000.
+	Limit int
+}
+
+// TaskOverdueResult is what Store.TaskOverdue found.
+type TaskOverdueResult struct {
+	// Tasks are queued tasks whose StartDeadline is at or before Now,
+	// earliest deadline first.
+	Tasks []*Task
+	// Next is the earliest StartDeadline after Now of a queued task, or
+	// the zero time when none has one. Millisecond precision, UTC.
+	Next time.Time
 }

@@ -148,6 +148,8 @@ func (p *TaskInsertParams) Validate() error {
 		return fmt.Errorf("%w: unknown on_restart policy %q", ErrInvalid, p.OnRestart)
 	case p.Timeout < 0:
 		return fmt.Errorf("%w: negative task timeout", ErrInvalid)
+	case p.RunTimeout < 0, p.ScheduleToStartTimeout < 0, p.HeartbeatTimeout < 0:
+		return fmt.Errorf("%w: negative task timeout", ErrInvalid)
 	case p.ParentTaskID == "" && len(p.ParentEvents) > 0:
 		return fmt.Errorf("%w: parent events without a parent task", ErrInvalid)
 	}
@@ -381,6 +383,15 @@ func (p *RetentionPurgeParams) Validate() error {
 func validateToken(token int64) error {
 	if token < 0 {
 		return fmt.Errorf("%w: negative lease token", ErrInvalid)
+	}
+	return nil
+}
+
+// Validate checks the params of Store.TaskOverdue: a Limit between 0 and
+// MaxListLimit.
+func (p *TaskOverdueParams) Validate() error {
+	if p.Limit < 0 || p.Limit > MaxListLimit {
+		return fmt.Errorf("%w: overdue limit %d is not between 0 and %d", ErrInvalid, p.Limit, MaxListLimit)
 	}
 	return nil
 }

@@ -34,9 +34,9 @@ type move struct {
 // moveColumns lists, per target status, the columns a move writes besides
 // status, updated_at, last_seq and the checkpoint.
 var moveColumns = map[store.Status][]string{
-	store.StatusQueued:     {"not_before"},
-	store.StatusLoading:    {"attempt"},
-	store.StatusRunning:    {"attempt", "started_at"},
+	store.StatusQueued:     {"not_before", "start_deadline"},
+	store.StatusLoading:    {"attempt", "run_deadline"},
+	store.StatusRunning:    {"attempt", "started_at", "run_deadline"},
 	store.StatusCancelling: nil,
 	store.StatusCompleted:  finishColumns,
 	store.StatusFailed:     finishColumns,
@@ -78,11 +78,11 @@ func moveArgs(task *store.Task, from store.Status, lastSeq int64) []any {
 	}
 	switch task.Status {
 	case store.StatusQueued:
-		args = append(args, task.NotBefore)
+		args = append(args, task.NotBefore, tsOrNull(task.StartDeadline))
 	case store.StatusLoading:
-		args = append(args, task.Attempt)
+		args = append(args, task.Attempt, tsOrNull(task.RunDeadline))
 	case store.StatusRunning:
-		args = append(args, task.Attempt, tsOrNull(task.StartedAt))
+		args = append(args, task.Attempt, tsOrNull(task.StartedAt), tsOrNull(task.RunDeadline))
 	case store.StatusCompleted, store.StatusFailed, store.StatusCancelled:
 		outCodec, out := backend.PayloadArgs(task.Output)
 		args = append(args, outCodec, out)

@@ -54,9 +54,9 @@ func releaseLease(task *store.Task) {
 // status, updated_at, last_seq and the checkpoint. Each target writes only
 // its own columns, so SQLite rewrites only the indexes those columns are in.
 var moveColumns = map[store.Status][]string{
-	store.StatusQueued:     {"not_before"},
-	store.StatusLoading:    {"attempt"},
-	store.StatusRunning:    {"attempt", "started_at"},
+	store.StatusQueued:     {"not_before", "start_deadline"},
+	store.StatusLoading:    {"attempt", "run_deadline"},
+	store.StatusRunning:    {"attempt", "started_at", "run_deadline"},
 	store.StatusCancelling: nil,
 	store.StatusCompleted:  finishColumns,
 	store.StatusFailed:     finishColumns,
@@ -91,11 +91,11 @@ func moveArgs(task *store.Task, from store.Status, lastSeq int64) []any {
 	}
 	switch task.Status {
 	case store.StatusQueued:
-		args = append(args, ms(task.NotBefore))
+		args = append(args, ms(task.NotBefore), msOrNull(task.StartDeadline))
 	case store.StatusLoading:
-		args = append(args, task.Attempt)
+		args = append(args, task.Attempt, msOrNull(task.RunDeadline))
 	case store.StatusRunning:
-		args = append(args, task.Attempt, msOrNull(task.StartedAt))
+		args = append(args, task.Attempt, msOrNull(task.StartedAt), msOrNull(task.RunDeadline))
 	case store.StatusCompleted, store.StatusFailed, store.StatusCancelled:
 		outCodec, out := backend.PayloadArgs(task.Output)
 		args = append(args, outCodec, out)

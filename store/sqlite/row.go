@@ -41,7 +41,8 @@ const taskColumns = `id, module, module_digest, function, kind, input_codec, inp
 	timeout_ms, retry, attempt, checkpoint_codec, checkpoint, output_codec, output,
 	error_code, error_message, error_type, error_non_retryable, error_details_codec, error_details,
 	owner_client_id, parent_task_id, not_before, created_at, updated_at, started_at, finished_at, last_seq,
-	memory_limit, progress, lease_host, lease_token, lease_expires_at`
+	memory_limit, progress, lease_host, lease_token, lease_expires_at,
+	deadline, run_timeout_ms, run_deadline, schedule_to_start_ms, start_deadline, heartbeat_timeout_ms`
 
 // taskColumnsNoPayloads is taskColumns with every payload read as NULL.
 var taskColumnsNoPayloads = strings.NewReplacer(
@@ -74,12 +75,15 @@ func scanTask(s scanner) (*store.Task, error) {
 		started, finished                      sql.NullInt64
 		progress                               sql.NullString
 		leaseExpires                           sql.NullInt64
+		deadline, runDeadline, startDeadline   sql.NullInt64
+		runMS, startMS, heartbeatMS            int64
 	)
 	err := s.Scan(&t.ID, &t.Module, &t.ModuleDigest, &t.Function, &kind, &inCodec, &in, &status, &onRestart,
 		&timeoutMS, &retry, &t.Attempt, &cpCodec, &cp, &outCodec, &out,
 		&errCode, &errMsg, &errType, &errNonRetryable, &errDtCodec, &errDt,
 		&t.OwnerClientID, &parent, &notBefore, &created, &updated, &started, &finished, &t.LastSeq,
-		&t.MemoryLimit, &progress, &t.Lease.Host, &t.Lease.Token, &leaseExpires)
+		&t.MemoryLimit, &progress, &t.Lease.Host, &t.Lease.Token, &leaseExpires,
+		&deadline, &runMS, &runDeadline, &startMS, &startDeadline, &heartbeatMS)
 	if err != nil {
 		return nil, err
 	}
@@ -114,6 +118,10 @@ func scanTask(s scanner) (*store.Task, error) {
 	t.StartedAt = fromNullMS(started)
 	t.FinishedAt = fromNullMS(finished)
 	t.Lease.ExpiresAt = fromNullMS(leaseExpires)
+	t.Deadline, t.RunDeadline, t.StartDeadline = fromNullMS(deadline), fromNullMS(runDeadline), fromNullMS(startDeadline)
+	t.RunTimeout = time.Duration(runMS) * time.Millisecond
+	t.ScheduleToStartTimeout = time.Duration(startMS) * time.Millisecond
+	t.HeartbeatTimeout = time.Duration(heartbeatMS) * time.Millisecond
 	return &t, nil
 }
 

@@ -79,12 +79,15 @@ func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, star
 	}
 	_, err = t.exec(`INSERT INTO tasks (id, module, module_digest, function, kind, input_codec, input, status,
 		on_restart, timeout_ms, retry, attempt, owner_client_id, parent_task_id, not_before, created_at, updated_at,
-		started_at, last_seq, memory_limit, lease_host, lease_token, lease_expires_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		started_at, last_seq, memory_limit, lease_host, lease_token, lease_expires_at,
+		deadline, run_timeout_ms, run_deadline, schedule_to_start_ms, start_deadline, heartbeat_timeout_ms)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		task.ID, task.Module, task.ModuleDigest, task.Function, string(task.Kind), inCodec, in, string(task.Status),
 		string(task.OnRestart), task.Timeout.Milliseconds(), retry, task.Attempt, task.OwnerClientID, parent,
 		ms(task.NotBefore), ms(n), ms(n), started, task.LastSeq, task.MemoryLimit,
-		task.Lease.Host, task.Lease.Token, msOrNull(task.Lease.ExpiresAt))
+		task.Lease.Host, task.Lease.Token, msOrNull(task.Lease.ExpiresAt),
+		msOrNull(task.Deadline), task.RunTimeout.Milliseconds(), msOrNull(task.RunDeadline),
+		task.ScheduleToStartTimeout.Milliseconds(), msOrNull(task.StartDeadline), task.HeartbeatTimeout.Milliseconds())
 	if err != nil {
 		if isConstraint(err) {
 			return nil, fmt.Errorf("%w: task %s", store.ErrExists, task.ID)

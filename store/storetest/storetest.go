@@ -52,6 +52,7 @@ func Run(t *testing.T, newStore func(testing.TB) store.Store) {
 		{"PayloadScan", testPayloadScan},
 		{"Budget", testBudget},
 		{"Progress", testProgress},
+		{"Timeout", testTimeout},
 		{"Validate", testValidate},
 		{"TimePrecision", testTimePrecision},
 	}

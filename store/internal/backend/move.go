@@ -66,6 +66,7 @@ func (c *Change) CheckTransition(task *store.Task) error {
 func (c *Change) Apply(task *store.Task, n time.Time) {
 	if task.Status == store.StatusQueued && (c.To == store.StatusLoading || c.To == store.StatusRunning) {
 		task.Attempt++ // a new attempt starts
+		task.RunDeadline = RunDeadline(task, n)
 	}
 	switch c.To {
 	case store.StatusQueued:
@@ -73,6 +74,7 @@ func (c *Change) Apply(task *store.Task, n time.Time) {
 		if !c.NotBefore.IsZero() {
 			task.NotBefore = c.NotBefore.UTC().Truncate(time.Millisecond)
 		}
+		task.StartDeadline = StartDeadline(task)
 	case store.StatusRunning:
 		if task.StartedAt.IsZero() {
 			task.StartedAt = n
@@ -87,6 +89,31 @@ func (c *Change) Apply(task *store.Task, n time.Time) {
 	}
 	task.Status = c.To
 	task.UpdatedAt = n
+}
+
+// RunDeadline is the run deadline of an attempt of task that starts at n:
+// n plus its run timeout, or the zero time without one.
+func RunDeadline(task *store.Task, n time.Time) time.Time {
+	if task.RunTimeout <= 0 {
+		return time.Time{}
+	}
+	return n.Add(task.RunTimeout).UTC().Truncate(time.Millisecond)
+}
+
+// StartDeadline is the start deadline of task queued until its NotBefore:
+// NotBefore plus its schedule-to-start timeout, or its execution deadline
+// when that is earlier; the zero time when it has neither.
+func StartDeadline(task *store.Task) time.Time {
+	d := task.Deadline
+	if task.ScheduleToStartTimeout > 0 {
+		if s := task.NotBefore.Add(task.ScheduleToStartTimeout); d.IsZero() || s.Before(d) {
+			d = s
+		}
+	}
+	if d.IsZero() {
+		return d
+	}
+	return d.UTC().Truncate(time.Millisecond)
 }
 
 // ReleasesLease reports whether a move to st without a new lease drops

@@ -23,22 +23,26 @@ func OrDefault[T comparable](v, def T) T {
 // at once with a later not_before.
 func NewTask(p *store.TaskInsertParams, id, owner string, start bool, n time.Time) (*store.Task, error) {
 	task := &store.Task{
-		ID:            id,
-		Module:        p.Module,
-		ModuleDigest:  p.ModuleDigest,
-		Function:      p.Function,
-		Kind:          OrDefault(p.Kind, store.KindActivity),
-		Input:         p.Input,
-		Status:        store.StatusQueued,
-		OnRestart:     OrDefault(p.OnRestart, store.OnRestartFail),
-		Timeout:       p.Timeout.Truncate(time.Millisecond),
-		MemoryLimit:   max(p.MemoryLimit, 0),
-		Retry:         p.Retry,
-		OwnerClientID: owner,
-		ParentTaskID:  p.ParentTaskID,
-		NotBefore:     n,
-		CreatedAt:     n,
-		UpdatedAt:     n,
+		ID:                     id,
+		Module:                 p.Module,
+		ModuleDigest:           p.ModuleDigest,
+		Function:               p.Function,
+		Kind:                   OrDefault(p.Kind, store.KindActivity),
+		Input:                  p.Input,
+		Status:                 store.StatusQueued,
+		OnRestart:              OrDefault(p.OnRestart, store.OnRestartFail),
+		Timeout:                p.Timeout.Truncate(time.Millisecond),
+		Deadline:               msOrZero(p.Deadline),
+		RunTimeout:             p.RunTimeout.Truncate(time.Millisecond),
+		HeartbeatTimeout:       p.HeartbeatTimeout.Truncate(time.Millisecond),
+		ScheduleToStartTimeout: p.ScheduleToStartTimeout.Truncate(time.Millisecond),
+		MemoryLimit:            max(p.MemoryLimit, 0),
+		Retry:                  p.Retry,
+		OwnerClientID:          owner,
+		ParentTaskID:           p.ParentTaskID,
+		NotBefore:              n,
+		CreatedAt:              n,
+		UpdatedAt:              n,
 	}
 	if !p.NotBefore.IsZero() {
 		task.NotBefore = p.NotBefore.UTC().Truncate(time.Millisecond)
@@ -48,7 +52,9 @@ func NewTask(p *store.TaskInsertParams, id, owner string, start bool, n time.Tim
 			return nil, fmt.Errorf("%w: a task that starts at once has no later not_before", store.ErrInvalid)
 		}
 		task.Status, task.Attempt, task.StartedAt, task.LastSeq = store.StatusRunning, 1, n, 2
+		task.RunDeadline = RunDeadline(task, n)
 	}
+	task.StartDeadline = StartDeadline(task)
 	return task, nil
 }
 
@@ -62,4 +68,12 @@ func NewServiceConfig(p *store.ServiceInitParams, n time.Time) *store.ServiceCon
 		RetentionPeriod:   OrDefault(p.RetentionPeriod, store.DefaultRetentionPeriod).Truncate(time.Millisecond),
 		IdempotencyKeyTTL: OrDefault(p.IdempotencyKeyTTL, store.DefaultIdempotencyKeyTTL).Truncate(time.Millisecond),
 	}
+}
+
+// msOrZero returns t in UTC at the millisecond, the zero time unchanged.
+func msOrZero(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.UTC().Truncate(time.Millisecond)
 }

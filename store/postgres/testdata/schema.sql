@@ -80,6 +80,12 @@ COLUMN tasks.progress jsonb
 COLUMN tasks.lease_host text NOT NULL DEFAULT ''::text
 COLUMN tasks.lease_token bigint NOT NULL DEFAULT 0
 COLUMN tasks.lease_expires_at timestamp with time zone
+COLUMN tasks.deadline timestamp with time zone
+COLUMN tasks.run_timeout_ms bigint NOT NULL DEFAULT 0
+COLUMN tasks.run_deadline timestamp with time zone
+COLUMN tasks.schedule_to_start_ms bigint NOT NULL DEFAULT 0
+COLUMN tasks.start_deadline timestamp with time zone
+COLUMN tasks.heartbeat_timeout_ms bigint NOT NULL DEFAULT 0
 COLUMN workflow_waits.task_id text COLLATE C NOT NULL
 COLUMN workflow_waits.attempt integer NOT NULL
 COLUMN workflow_waits.wake_at timestamp with time zone
@@ -127,6 +133,7 @@ CREATE INDEX tasks_owner ON tasks USING btree (owner_client_id, id)
 CREATE INDEX tasks_parent ON tasks USING btree (parent_task_id, id) WHERE (parent_task_id IS NOT NULL)
 CREATE UNIQUE INDEX tasks_pkey ON tasks USING btree (id)
 CREATE INDEX tasks_queue ON tasks USING btree (owner_client_id, not_before, id) WHERE (status = 'queued'::text)
+CREATE INDEX tasks_start_deadline ON tasks USING btree (start_deadline, id) WHERE ((status = 'queued'::text) AND (start_deadline IS NOT NULL))
 CREATE INDEX tasks_status ON tasks USING btree (status, id)
 CREATE INDEX workflow_waits_due ON workflow_waits USING btree (wake_at, task_id) WHERE (wake_at IS NOT NULL)
 CREATE UNIQUE INDEX workflow_waits_pkey ON workflow_waits USING btree (task_id)

@@ -100,7 +100,7 @@ CREATE TABLE tasks (
 	updated_at          INTEGER NOT NULL,
 	started_at          INTEGER,
 	finished_at         INTEGER,          -- set exactly when status is terminal
-	last_seq            INTEGER NOT NULL, memory_limit INTEGER NOT NULL DEFAULT 0, progress TEXT, lease_host TEXT NOT NULL DEFAULT '', lease_token INTEGER NOT NULL DEFAULT 0, lease_expires_at INTEGER,
+	last_seq            INTEGER NOT NULL, memory_limit INTEGER NOT NULL DEFAULT 0, progress TEXT, lease_host TEXT NOT NULL DEFAULT '', lease_token INTEGER NOT NULL DEFAULT 0, lease_expires_at INTEGER, deadline INTEGER, run_timeout_ms INTEGER NOT NULL DEFAULT 0, run_deadline INTEGER, schedule_to_start_ms INTEGER NOT NULL DEFAULT 0, start_deadline INTEGER, heartbeat_timeout_ms INTEGER NOT NULL DEFAULT 0,
 	CHECK ((finished_at IS NULL) = (status IN ('queued', 'loading', 'running', 'cancelling')))
 ) STRICT;
 
@@ -125,6 +125,9 @@ CREATE INDEX tasks_owner ON tasks (owner_client_id, id);
 CREATE INDEX tasks_parent ON tasks (parent_task_id, id) WHERE parent_task_id IS NOT NULL;
 
 CREATE INDEX tasks_queue ON tasks (owner_client_id, not_before, id) WHERE status = 'queued';
+
+CREATE INDEX tasks_start_deadline ON tasks (start_deadline, id)
+	WHERE status = 'queued' AND start_deadline IS NOT NULL;
 
 CREATE INDEX tasks_status ON tasks (status, id);
 
