@@ -69,6 +69,9 @@ type CallRequest struct {
 	// throttle reports; a hook that stores them should buffer them and
 	// return at once. Defaults to dropping them.
 	Progress func(done, total int64, message string)
+	// Heartbeat is called at each heartbeat import of an activity,
+	// synchronously; it must return at once. Defaults to none.
+	Heartbeat func()
 	// Workflow answers the workflow imports of a workflow call (see
 	// WorkflowHost). A workflow call without it fails with hook_failed at
 	// its first workflow import.

@@ -18,6 +18,7 @@ func activityFuncs() []hostFunc {
 		{abi.ImportLastCheckpoint, nil, []api.ValueType{i64}, activityLastCheckpoint},
 		{abi.ImportCancelled, nil, []api.ValueType{i32}, activityCancelled},
 		{abi.ImportProgress, []api.ValueType{i64, i64, i64}, []api.ValueType{i32}, activityProgress},
+		{abi.ImportHeartbeat, nil, []api.ValueType{i32}, activityHeartbeat},
 	}
 }
 
@@ -60,6 +61,24 @@ func activityLastCheckpoint(ctx context.Context, _ api.Module, stack []uint64) {
 func activityCancelled(ctx context.Context, _ api.Module, stack []uint64) {
 	cs := stateOf(ctx)
 	cs.need(abi.KindActivity, abi.ModuleActivity+"."+abi.ImportCancelled)
+	c := ctx.Err() != nil || (cs.req.Cancelled != nil && cs.req.Cancelled())
+	stack[0] = 0
+	if c {
+		stack[0] = 1
+	}
+}
+
+// activityHeartbeat is heartbeat() -> i32. It tells the embedder's
+// Heartbeat hook that the activity is alive, then answers as cancelled
+// does: 1 once the task was asked to stop, else 0. An activity with a
+// heartbeat timeout calls it (or progress, or checkpoint) within that
+// interval, or the embedder stops it.
+func activityHeartbeat(ctx context.Context, _ api.Module, stack []uint64) {
+	cs := stateOf(ctx)
+	cs.need(abi.KindActivity, abi.ModuleActivity+"."+abi.ImportHeartbeat)
+	if hook := cs.req.Heartbeat; hook != nil {
+		hook()
+	}
 	c := ctx.Err() != nil || (cs.req.Cancelled != nil && cs.req.Cancelled())
 	stack[0] = 0
 	if c {

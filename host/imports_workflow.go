@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"time"
 
 	"github.com/tetratelabs/wazero/api"
@@ -66,6 +67,12 @@ type ActivityCall struct {
 type ActivityOptions struct {
 	// Timeout bounds one attempt.
 	Timeout time.Duration
+	// ScheduleToStartTimeout bounds the time queued before a worker takes
+	// the activity.
+	ScheduleToStartTimeout time.Duration
+	// HeartbeatTimeout is the longest an attempt may go without a
+	// heartbeat.
+	HeartbeatTimeout time.Duration
 	// Retry is the retry policy, nil for the default.
 	Retry *RetryPolicy
 }
@@ -130,7 +137,8 @@ func (cs *callState) hookFailed(err error, imp string) {
 // input i64, options i64) -> i64. module is the UTF-8 name of the module
 // holding the activity (empty: the workflow's own), function its name,
 // input its input frame, and options a frame of null or of a map with the
-// optional fields timeout_ms (long) and retry (a map with max_attempts,
+// optional fields timeout_ms, schedule_to_start_timeout_ms and
+// heartbeat_timeout_ms (longs, at most abi.MaxTimeoutMS) and retry (a map with max_attempts,
 // initial_interval_ms, backoff_coefficient, max_interval_ms,
 // non_retryable_error_types). It returns the future id.
 func workflowScheduleActivity(ctx context.Context, _ api.Module, stack []uint64) {
@@ -326,11 +334,22 @@ func parseActivityOptions(frame []byte, limits codec.Limits) (ActivityOptions, *
 		}
 		return time.Duration(n) * time.Millisecond, nil
 	}
+	timeoutMS := func(v codec.Value, field string) (time.Duration, *Error) {
+		n, ok := v.AsLong()
+		if !ok || n < 0 || n > abi.MaxTimeoutMS {
+			return 0, bad(field, fmt.Sprintf("a long of milliseconds between 0 and %d", int64(abi.MaxTimeoutMS)))
+		}
+		return time.Duration(n) * time.Millisecond, nil
+	}
 	for _, e := range v.Entries() {
 		var err *Error
 		switch e.Key {
 		case abi.OptionTimeoutMS:
 			o.Timeout, err = ms(e.Value, e.Key)
+		case abi.OptionScheduleToStartTimeoutMS:
+			o.ScheduleToStartTimeout, err = timeoutMS(e.Value, e.Key)
+		case abi.OptionHeartbeatTimeoutMS:
+			o.HeartbeatTimeout, err = timeoutMS(e.Value, e.Key)
 		case abi.OptionRetry:
 			o.Retry, err = parseRetry(e.Value, bad, ms)
 		default:

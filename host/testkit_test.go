@@ -58,7 +58,43 @@ func testTestkit(t *testing.T, path string) {
 			require.Equal(t, abi.KindActivity, f.Kind)
 			names = append(names, f.Name)
 		}
-		require.ElementsMatch(t, []string{"echo", "sleep", "spin", "fail", "trap", "grow", "count"}, names)
+		require.ElementsMatch(t, []string{"echo", "sleep", "spin", "fail", "trap", "grow", "count", "heartbeat_spin"}, names)
+	})
+
+	t.Run("Heartbeat", func(t *testing.T) {
+		t.Parallel()
+		h, b := setup(t)
+		var beats atomic.Int64
+		var cancelled atomic.Bool
+		req := func(until int64) *host.CallRequest {
+			return &host.CallRequest{
+				Digest: b.digest, Function: "heartbeat_spin",
+				Input:     MustFrame(t, obj("beats", 3, "interval_ms", 1, "until_ms", codec.Long(until))),
+				Heartbeat: func() { beats.Add(1) },
+				Cancelled: cancelled.Load,
+			}
+		}
+		res, err := h.Call(t.Context(), req(0))
+		require.NoError(t, err)
+		require.Equal(t, abi.StatusOK, res.Status)
+		out, ok := MustDecode(t, res.Output).AsString()
+		require.True(t, ok)
+		require.Equal(t, "done", out)
+		require.Equal(t, int64(3), beats.Load(), "each heartbeat import reaches the hook")
+
+		// heartbeat answers the cancelled flag, as cancelled does.
+		cancelled.Store(true)
+		res, err = h.Call(t.Context(), req(0))
+		require.NoError(t, err)
+		require.Equal(t, abi.StatusError, res.Status)
+		require.Equal(t, "cancelled", res.Error.Type)
+
+		// After its heartbeats it spins: only the context stops it.
+		cancelled.Store(false)
+		ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+		defer cancel()
+		res, err = h.Call(ctx, req(time.Now().Add(time.Hour).UnixMilli()))
+		require.Error(t, err, "a spin without heartbeats is stopped by the context: %+v", res)
 	})
 
 	t.Run("Echo", func(t *testing.T) {
@@ -114,7 +150,7 @@ func testTestkit(t *testing.T, path string) {
 		h, b := setup(t)
 		_, err := h.Call(t.Context(), &host.CallRequest{Digest: b.digest, Function: "nope"})
 		requireCode(t, err, abi.CodeFunctionNotFound)
-		require.ErrorContains(t, err, "count, echo, fail, grow, sleep, spin, trap")
+		require.ErrorContains(t, err, "count, echo, fail, grow, heartbeat_spin, sleep, spin, trap")
 	})
 
 	t.Run("InputOfTheWrongShape", func(t *testing.T) {

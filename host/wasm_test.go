@@ -22,6 +22,7 @@ var goBuilds = []struct {
 	{name: "hello-go", wasm: "../examples/hello-go/hello.wasm", pkg: "./examples/hello-go"},
 	{name: "deploy-pipeline-go", wasm: "../examples/deploy-pipeline/go/pipeline.wasm", pkg: "./examples/deploy-pipeline/go"},
 	{name: "wfbench", wasm: "../cmd/weft/testdata/wfbench.wasm", pkg: "./cmd/weft/testdata/wfbench"},
+	{name: "wftimeouts", wasm: "../cmd/weft/testdata/wftimeouts.wasm", pkg: "./cmd/weft/testdata/wftimeouts"},
 }
 
 // TestGoBuildsAreUpToDate rebuilds every committed Go guest with the

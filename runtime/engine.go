@@ -42,6 +42,7 @@ type Engine struct {
 	sched   *scheduler
 	adm     *fair.Admission
 	wf      wakeState       // when waiting workflows may be due
+	overdue overdueState    // when queued tasks pass their start deadline
 	jcache  journal.Cache   // journals of recently waiting workflows
 	signals journal.Signals // pending signals per workflow
 	running runningCalls
@@ -91,6 +92,7 @@ func New(cfg Config) (*Engine, error) {
 		stopped: make(chan struct{}),
 	}
 	e.running.m = make(map[string][]*runningCall)
+	e.overdue.kick = make(chan struct{}, 1)
 	if e.mods, err = modules.New(modules.Config{
 		Store: cfg.Store, Files: cfg.Modules, Executor: moduleExec{e}, Logger: e.log, Now: cfg.Now,
 	}); err != nil {
@@ -130,8 +132,9 @@ func (e *Engine) Open(ctx context.Context) error {
 		e.wg.Add(1)
 		go e.worker()
 	}
-	e.wg.Add(4)
+	e.wg.Add(5)
 	go e.sched.run(e.runCtx)
+	go e.overdueLoop(e.runCtx)
 	go e.retentionLoop(e.runCtx)
 	go e.healer.run(e.runCtx)
 	go e.heartbeat(e.runCtx)

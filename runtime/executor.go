@@ -99,6 +99,10 @@ type Call struct {
 	// report and writes task.progress events at most once per
 	// Config.ProgressInterval.
 	Progress func(done, total int64, message string)
+	// Heartbeat records that an activity is alive (the heartbeat import):
+	// an activity with a heartbeat timeout that goes longer without one,
+	// a progress report or a checkpoint is stopped. It never blocks.
+	Heartbeat func()
 	// Workflow answers the workflow imports of a workflow call, from the
 	// task's journal (docs/workflows.md); nil for an activity.
 	Workflow journal.WorkflowHost

@@ -31,9 +31,30 @@ type TaskCreateParams struct {
 	// store.OnRestartResume for a workflow and store.OnRestartRetry for an
 	// activity.
 	OnRestart store.OnRestart
-	// TimeoutMS bounds each attempt, in milliseconds. Defaults to 0 (no
-	// limit).
+	// TimeoutMS bounds each attempt, in milliseconds, at most
+	// MaxTimeoutMS: each plugin call of a workflow, an activity's
+	// attempt (start-to-close). Defaults to 0 (no limit).
 	TimeoutMS int64
+	// ExecutionTimeoutMS bounds a workflow's whole execution, from its
+	// creation across all its attempts and waits, in milliseconds, at most
+	// MaxTimeoutMS; it is stored as an absolute deadline. Workflows only.
+	// Defaults to 0 (no limit).
+	ExecutionTimeoutMS int64
+	// RunTimeoutMS bounds each attempt of a workflow from its start to its
+	// end, waits included, in milliseconds, at most MaxTimeoutMS; a run
+	// that times out is retried as Retry allows. Workflows only. Defaults
+	// to 0 (no limit).
+	RunTimeoutMS int64
+	// ScheduleToStartTimeoutMS bounds how long an activity stays queued
+	// before a worker takes it, in milliseconds, at most MaxTimeoutMS; it
+	// then fails with schedule_to_start_timeout, never retried. Activities
+	// only. Defaults to 0 (no limit).
+	ScheduleToStartTimeoutMS int64
+	// HeartbeatTimeoutMS is the longest an activity's attempt may go
+	// without a heartbeat, in milliseconds, at most MaxTimeoutMS; it is
+	// then stopped and retried as Retry allows. Activities only. Defaults
+	// to 0 (no limit).
+	HeartbeatTimeoutMS int64
 	// MemoryLimitBytes bounds the linear memory of each plugin call of the
 	// task, at most MaxMemoryLimit. Defaults to 0 (the executor's default,
 	// 64 MiB for the wazero host).
@@ -119,11 +140,18 @@ func provisionalTask(ip *store.TaskInsertParams, now time.Time) *store.Task {
 	if onRestart == "" {
 		onRestart = defaultOnRestart(ip.Kind)
 	}
-	return &store.Task{
+	t := &store.Task{
 		ID: ip.ID, Module: ip.Module, ModuleDigest: ip.ModuleDigest, Function: ip.Function, Kind: ip.Kind,
 		Input: ip.Input, Status: store.StatusQueued, OnRestart: onRestart, Timeout: ip.Timeout, Retry: ip.Retry,
 		OwnerClientID: ip.OwnerClientID, NotBefore: now, CreatedAt: now, UpdatedAt: now,
+		Deadline: ip.Deadline.UTC().Truncate(time.Millisecond), RunTimeout: ip.RunTimeout,
+		ScheduleToStartTimeout: ip.ScheduleToStartTimeout, HeartbeatTimeout: ip.HeartbeatTimeout,
 	}
+	t.StartDeadline = t.Deadline
+	if t.ScheduleToStartTimeout > 0 {
+		t.StartDeadline = earliest(now.Add(t.ScheduleToStartTimeout), t.Deadline)
+	}
+	return t
 }
 
 // taskInsertParams validates p and turns it into store params.
@@ -140,8 +168,19 @@ func (e *Engine) taskInsertParams(ctx context.Context, p *TaskCreateParams) (*st
 	if p.OnRestart != "" && !p.OnRestart.Valid() {
 		return nil, fault.ParamErrorf("on_restart", "on_restart must be fail, retry or resume, not %q", p.OnRestart)
 	}
-	if p.TimeoutMS < 0 {
-		return nil, fault.ParamErrorf("timeout_ms", "timeout_ms must not be negative")
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"timeout_ms", p.TimeoutMS},
+		{"execution_timeout_ms", p.ExecutionTimeoutMS},
+		{"run_timeout_ms", p.RunTimeoutMS},
+		{"schedule_to_start_timeout_ms", p.ScheduleToStartTimeoutMS},
+		{"heartbeat_timeout_ms", p.HeartbeatTimeoutMS},
+	} {
+		if f.v < 0 || f.v > MaxTimeoutMS {
+			return nil, fault.ParamErrorf(f.name, "%s must be between 0 and %d (ten years)", f.name, int64(MaxTimeoutMS))
+		}
 	}
 	if p.MemoryLimitBytes < 0 || p.MemoryLimitBytes > MaxMemoryLimit {
 		return nil, fault.ParamErrorf("memory_limit_bytes", "memory_limit_bytes must be between 0 and %d", int64(MaxMemoryLimit))
@@ -164,6 +203,13 @@ func (e *Engine) taskInsertParams(ctx context.Context, p *TaskCreateParams) (*st
 	if err != nil {
 		return nil, err
 	}
+	if err := checkTimeoutKind(p, kind); err != nil {
+		return nil, err
+	}
+	var deadline time.Time
+	if p.ExecutionTimeoutMS > 0 {
+		deadline = e.now().Add(time.Duration(p.ExecutionTimeoutMS) * time.Millisecond)
+	}
 	// Durable by default: a workflow resumes from its journal after a
 	// restart; an activity task starts again, under the default retry
 	// policy unless it names one.
@@ -176,17 +222,38 @@ func (e *Engine) taskInsertParams(ctx context.Context, p *TaskCreateParams) (*st
 		policy.NonRetryableErrorTypes = slices.Clone(policy.NonRetryableErrorTypes)
 	}
 	return &store.TaskInsertParams{
-		Module:        m.Name,
-		ModuleDigest:  m.Digest,
-		Function:      p.Function,
-		Kind:          kind,
-		Input:         input,
-		OnRestart:     onRestart,
-		Timeout:       time.Duration(p.TimeoutMS) * time.Millisecond,
-		MemoryLimit:   p.MemoryLimitBytes,
-		Retry:         policy,
-		OwnerClientID: p.ClientID,
+		Module:                 m.Name,
+		ModuleDigest:           m.Digest,
+		Function:               p.Function,
+		Kind:                   kind,
+		Input:                  input,
+		OnRestart:              onRestart,
+		Timeout:                time.Duration(p.TimeoutMS) * time.Millisecond,
+		Deadline:               deadline,
+		RunTimeout:             time.Duration(p.RunTimeoutMS) * time.Millisecond,
+		ScheduleToStartTimeout: time.Duration(p.ScheduleToStartTimeoutMS) * time.Millisecond,
+		HeartbeatTimeout:       time.Duration(p.HeartbeatTimeoutMS) * time.Millisecond,
+		MemoryLimit:            p.MemoryLimitBytes,
+		Retry:                  policy,
+		OwnerClientID:          p.ClientID,
 	}, nil
+}
+
+// checkTimeoutKind refuses the timeouts that do not apply to a task of
+// kind: the execution and run timeouts are a workflow's, the
+// schedule-to-start and heartbeat timeouts an activity's.
+func checkTimeoutKind(p *TaskCreateParams, kind store.Kind) error {
+	switch {
+	case kind != store.KindWorkflow && p.ExecutionTimeoutMS > 0:
+		return fault.ParamErrorf("execution_timeout_ms", "execution_timeout_ms applies to workflows; %s is an activity (bound it with retry.total_timeout_ms)", p.Function)
+	case kind != store.KindWorkflow && p.RunTimeoutMS > 0:
+		return fault.ParamErrorf("run_timeout_ms", "run_timeout_ms applies to workflows; %s is an activity (bound an attempt with timeout_ms)", p.Function)
+	case kind == store.KindWorkflow && p.ScheduleToStartTimeoutMS > 0:
+		return fault.ParamErrorf("schedule_to_start_timeout_ms", "schedule_to_start_timeout_ms applies to activities; %s is a workflow", p.Function)
+	case kind == store.KindWorkflow && p.HeartbeatTimeoutMS > 0:
+		return fault.ParamErrorf("heartbeat_timeout_ms", "heartbeat_timeout_ms applies to activities; %s is a workflow", p.Function)
+	}
+	return nil
 }
 
 // defaultOnRestart is the on_restart policy of a task of kind created
@@ -278,6 +345,7 @@ func (e *Engine) taskInsert(ctx context.Context, ip *store.TaskInsertParams) (*s
 		e.sched.work <- workItem{task: t, resumed: true, fresh: true, mark: mark}
 		return t, nil
 	}
+	e.overdue.armAt(e, t.StartDeadline)
 	e.sched.notify()
 	return t, nil
 }

@@ -56,6 +56,9 @@ type worker struct {
 	token int64
 	// callCancel stops the call in progress.
 	callCancel context.CancelCauseFunc
+	// beat is the heartbeat watch of the activity call in progress, nil
+	// without a heartbeat timeout.
+	beat *beat
 }
 
 // hold makes t's lease the one of the run in progress: its token fences
@@ -104,7 +107,11 @@ func (e *Engine) worker() {
 	w.call.Log = w.logLine
 	w.call.SaveCheckpoint = w.saveCheckpoint
 	w.progress = callrec.NewProgress(e.store, e.cfg.ProgressInterval, e.log)
-	w.call.Progress = w.progress.Report
+	w.call.Progress = func(done, total int64, msg string) {
+		w.beat.beat() // a progress report is a heartbeat too
+		w.progress.Report(done, total, msg)
+	}
+	w.call.Heartbeat = func() { w.beat.beat() }
 	for {
 		select {
 		case it := <-e.sched.work:
@@ -153,8 +160,7 @@ func (w *worker) run(it workItem) {
 	if e.runCtx.Err() != nil {
 		return // shutdown: a claimed task stays loading, for start-up recovery
 	}
-	deadline := retry.TotalDeadline(it.task)
-	if !w.load(ctx, it, deadline) {
+	if !w.load(ctx, it) {
 		return
 	}
 
@@ -202,12 +208,14 @@ func (w *worker) run(it workItem) {
 		return
 	}
 
-	// The call ends at the earlier of the attempt's timeout and the task's
-	// total deadline, each with its own cause.
+	// The call ends at the earliest of the attempt's timeout and the
+	// task's total, execution and run deadlines, each with its own cause.
+	// A retry may start only before the total and execution deadlines.
+	deadline := retryBy(t)
 	timeout, cause := t.Timeout, errAttemptTimeout
-	if !deadline.IsZero() {
-		if left := deadline.Sub(e.now()); timeout == 0 || left < timeout {
-			timeout, cause = max(left, time.Nanosecond), errTotalTimeout
+	if end := endOf(t); !end.at.IsZero() {
+		if left := end.at.Sub(e.now()); timeout == 0 || left < timeout {
+			timeout, cause = max(left, time.Nanosecond), end.cause
 		}
 	}
 	if timeout > 0 {
@@ -221,7 +229,10 @@ func (w *worker) run(it workItem) {
 	}
 	w.logs.Reset()
 	w.progress.Begin(t.ID, w.token)
+	w.beat = startBeat(t.HeartbeatTimeout, cancel)
 	res, err := w.invoke(callCtx, t, timeout)
+	w.beat.stop()
+	w.beat = nil
 	if !errors.Is(context.Cause(callCtx), errLeaseLost) {
 		w.fenced(t.ID, w.token, w.logs.Flush(ctx, e.store, t.ID, w.token, true))
 	}
@@ -229,20 +240,25 @@ func (w *worker) run(it workItem) {
 	w.settle(ctx, callCtx, t, deadline, res, err)
 }
 
-// load checks the total deadline and loads the task's module while the task
-// is loading (or running, when resumed). It fails the task and returns false
-// when either fails; on shutdown it returns false and writes nothing.
-func (w *worker) load(ctx context.Context, it workItem, deadline time.Time) bool {
+// load checks the task's deadlines and loads its module while the task is
+// loading (or running, when resumed: a waiting workflow woken by its
+// deadline ends here). It ends the task and returns false when either
+// fails; on shutdown it returns false and writes nothing.
+func (w *worker) load(ctx context.Context, it workItem) bool {
 	e, t := w.e, it.task
 	from := store.StatusLoading
 	if it.resumed {
 		from = store.StatusRunning
 	}
-	if !deadline.IsZero() && !e.now().Before(deadline) {
-		w.fail(ctx, t, from, &store.TaskError{
-			Code: string(fault.Timeout), Type: string(fault.Timeout),
-			Message: "task timed out before its attempt could start", NonRetryable: true,
-		})
+	if end := endOf(t); !end.at.IsZero() && !e.now().Before(end.at) {
+		if errors.Is(end.cause, errTotalTimeout) {
+			w.fail(ctx, t, from, &store.TaskError{
+				Code: string(fault.Timeout), Type: string(fault.Timeout),
+				Message: "task timed out before its attempt could start", NonRetryable: true,
+			})
+			return false
+		}
+		w.timedOut(ctx, t, from, end.cause)
 		return false
 	}
 	if err := e.mods.Load(e.runCtx, t.ModuleDigest); err != nil {
@@ -378,6 +394,8 @@ func (w *worker) classify(callCtx context.Context, res *CallResult, err error) (
 	switch c := context.Cause(callCtx); {
 	case errors.Is(c, errTotalTimeout):
 		return &store.TaskError{Code: string(fault.Timeout), Type: string(fault.Timeout), Message: "task timed out", NonRetryable: true}, false
+	case errors.Is(c, errExecutionTimeout), errors.Is(c, errRunTimeout), errors.Is(c, errHeartbeatTimeout):
+		return timeoutError(t, c)
 	case errors.Is(c, errAttemptTimeout):
 		code, msg = fault.Timeout, "attempt timed out after "+t.Timeout.String()
 	}
@@ -388,21 +406,29 @@ func (w *worker) classify(callCtx context.Context, res *CallResult, err error) (
 	return te, retry.RetryableCode(code) && !retry.NonRetryableType(t.Retry, string(code))
 }
 
-// retry moves the task back to queued until at, with an attempt_failed
-// event in the same transaction, and wakes the scheduler at that time.
+// retry moves the running task back to queued until at, with an
+// attempt_failed event in the same transaction, and wakes the scheduler at
+// that time.
 func (w *worker) retry(ctx context.Context, t *store.Task, te *store.TaskError, at time.Time) {
+	w.requeue(ctx, t, store.StatusRunning, te, at)
+}
+
+// requeue is retry from status from (running, or loading).
+func (w *worker) requeue(ctx context.Context, t *store.Task, from store.Status, te *store.TaskError, at time.Time) {
 	payload, err := json.Marshal(attemptFailed{Attempt: t.Attempt, Error: te, RetryAt: at.UTC()})
 	if err != nil {
 		w.e.log.Error("attempt failed event", "task_id", t.ID, "error", err)
 		payload = []byte("{}")
 	}
 	p := &store.TaskTransitionParams{
-		ID: t.ID, From: []store.Status{store.StatusRunning}, To: store.StatusQueued,
+		ID: t.ID, From: []store.Status{from}, To: store.StatusQueued,
 		NotBefore: at, ClearCheckpoint: true, Reason: "retry",
 		Events: []store.EventDraft{{Type: EventAttemptFailed, Payload: payload}},
 	}
-	if _, err = w.transition(ctx, p); err == nil {
+	nt, err := w.transition(ctx, p)
+	if err == nil {
 		w.e.sched.wakeAt(at)
+		w.e.overdue.armAt(w.e, nt.StartDeadline)
 		return
 	}
 	w.lost(ctx, t.ID, err, transitionItem(w.task, p))
@@ -520,6 +546,7 @@ func (w *worker) logLine(level, msg string) {
 
 // saveCheckpoint implements Call.SaveCheckpoint.
 func (w *worker) saveCheckpoint(ctx context.Context, frame []byte) error {
+	w.beat.beat() // a checkpoint is a heartbeat too
 	if err := codec.ValidateFrame(frame, codec.DefaultLimits); err != nil {
 		return err
 	}

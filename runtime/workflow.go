@@ -177,6 +177,7 @@ func (w *worker) workflowCompleted(ctx context.Context, t *store.Task, r *journa
 	if len(r.Children()) > 0 {
 		w.e.sched.notify()
 	}
+	w.e.armChildren(r.Children())
 	w.e.taskFinished(done.Task)
 	return nil, false
 }
@@ -185,7 +186,10 @@ func (w *worker) workflowCompleted(ctx context.Context, t *store.Task, r *journa
 // task to run again, and true, when the log grew during the run.
 func (w *worker) workflowWait(ctx, callCtx context.Context, t *store.Task, j *journal.Journal, r *journal.Replay, f *foldedEnd, logs []store.EventDraft) (*store.Task, bool) {
 	e := w.e
-	wake, children := r.WakeAt(), r.Children()
+	// A workflow waits until its earliest timer or signal timeout, or
+	// until its total, execution or run deadline: claimed then, load ends
+	// it.
+	wake, children := earliest(r.WakeAt(), endOf(t).at), r.Children()
 	res, err := w.commitRun(ctx, f, &store.WorkflowCommitParams{
 		ID: t.ID, LastSeq: j.LastSeq(), Events: append(r.Events(), logs...), Children: children, Wait: true, WakeAt: wake,
 		StartChild: len(children) > 0,
@@ -213,6 +217,7 @@ func (w *worker) workflowWait(ctx, callCtx context.Context, t *store.Task, j *jo
 	if len(children) > 1 {
 		e.sched.notify()
 	}
+	e.armChildren(children)
 	if !wake.IsZero() {
 		e.wf.armAt(e, wake)
 	}
@@ -354,4 +359,14 @@ func (e *Engine) cancelWaiting(ctx context.Context, id string) {
 		return
 	}
 	e.taskFinished(t)
+}
+
+// armChildren arms the overdue sweep for the activities a workflow's
+// commit queued with a schedule-to-start timeout.
+func (e *Engine) armChildren(children []*store.TaskInsertParams) {
+	for _, c := range children {
+		if c.ScheduleToStartTimeout > 0 {
+			e.overdue.armAt(e, e.now().Add(c.ScheduleToStartTimeout))
+		}
+	}
 }

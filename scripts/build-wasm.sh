@@ -19,3 +19,4 @@ build host/testdata/wfkit.wasm ./host/testdata/wfkit
 build examples/hello-go/hello.wasm ./examples/hello-go
 build examples/deploy-pipeline/go/pipeline.wasm ./examples/deploy-pipeline/go
 build cmd/weft/testdata/wfbench.wasm ./cmd/weft/testdata/wfbench
+build cmd/weft/testdata/wftimeouts.wasm ./cmd/weft/testdata/wftimeouts

@@ -21,6 +21,7 @@ func newRunCmd() *cobra.Command {
 	var background bool
 	var retry retryFlags
 	var memoryLimit string
+	var timeouts timeoutFlags
 	cmd := &cobra.Command{
 		Use:               "run MODULE FUNCTION",
 		ValidArgsFunction: completeModuleNames(&o, true),
@@ -59,6 +60,9 @@ func newRunCmd() *cobra.Command {
 			}
 			if d > 0 {
 				req["timeout_ms"] = d.Milliseconds()
+			}
+			if err := timeouts.add(req); err != nil {
+				return err
 			}
 			policy, err := retry.policy(cmd)
 			if err != nil {
@@ -158,7 +162,43 @@ func newRunCmd() *cobra.Command {
 	f.StringVar(&idemKey, "idempotency-key", "", "Idempotency-Key header for a safe retry")
 	f.StringVar(&memoryLimit, "memory-limit", "", "memory limit of each plugin call, e.g. 128MiB (default: the daemon's, 64MiB)")
 	retry.register(f)
+	timeouts.register(f)
 	return cmd
+}
+
+// timeoutFlags are weft run's flags for the timeouts beside --timeout
+// (docs/workflows.md, "Timeouts").
+type timeoutFlags struct {
+	execution, run, scheduleToStart, heartbeat string
+}
+
+func (t *timeoutFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&t.execution, "execution-timeout", "", "a workflow's limit across all its attempts and waits, e.g. 1h")
+	f.StringVar(&t.run, "run-timeout", "", "a workflow's limit on each attempt, waits included, e.g. 10m (retried per --retry-*)")
+	f.StringVar(&t.scheduleToStart, "schedule-to-start-timeout", "", "an activity's limit on the time it stays queued, e.g. 30s (never retried)")
+	f.StringVar(&t.heartbeat, "heartbeat-timeout", "", "an activity's limit on the time between heartbeats, e.g. 10s (retried per --retry-*)")
+}
+
+// add puts the timeouts that were set into the request.
+func (t *timeoutFlags) add(req map[string]any) error {
+	for _, x := range []struct{ flag, key, value string }{
+		{"execution-timeout", "execution_timeout_ms", t.execution},
+		{"run-timeout", "run_timeout_ms", t.run},
+		{"schedule-to-start-timeout", "schedule_to_start_timeout_ms", t.scheduleToStart},
+		{"heartbeat-timeout", "heartbeat_timeout_ms", t.heartbeat},
+	} {
+		if x.value == "" {
+			continue
+		}
+		d, err := parseDuration(x.value)
+		if err != nil {
+			return usageError{fmt.Errorf("--%s: %w", x.flag, err)}
+		}
+		if d > 0 {
+			req[x.key] = d.Milliseconds()
+		}
+	}
+	return nil
 }
 
 // retryFlags are weft run's flags for the task's retry policy.

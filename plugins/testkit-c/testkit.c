@@ -15,6 +15,9 @@
  *          {"count": N, "resumed_from": M}; reports its progress (done =
  *          the count, total = N) at each checkpoint, every 4096 steps
  *          without checkpoints, and at the end
+ *   heartbeat_spin  {"beats", "interval_ms", "until_ms"}: heartbeats
+ *          beats times, interval_ms apart, then spins without a heartbeat
+ *          before the Unix time until_ms, or returns "done" after it
  *
  * Build (the committed testkit-c.wasm is this command's output, run from
  * the repository root by scripts/build-wasm-c.sh):
@@ -198,6 +201,28 @@ static weft_value *count(weft_value *input) {
     return outv;
 }
 
+static int64_t unix_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static weft_value *heartbeat_spin(weft_value *input) {
+    int64_t beats, interval, until;
+    if (!fields(input, "heartbeat_spin input") || !long_field(input, "beats", &beats) ||
+        !long_field(input, "interval_ms", &interval) || !long_field(input, "until_ms", &until))
+        return NULL;
+    if (interval < 0) interval = 0;
+    if (interval > 1000000) interval = 1000000;
+    for (int64_t i = 0; i < beats; i++) {
+        if (weft_heartbeat()) return weft_error("cancelled", "heartbeat_spin cancelled", true, NULL);
+        struct timespec ts = {(time_t)(interval / 1000), (long)(interval % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    if (unix_ms() >= until) return weft_string("done");
+    for (;;) spins++;
+}
+
 WEFT_INIT(register_activities) {
     weft_register_activity("echo", echo);
     weft_register_activity("sleep", sleep_ms);
@@ -206,4 +231,5 @@ WEFT_INIT(register_activities) {
     weft_register_activity("trap", trap);
     weft_register_activity("grow", grow);
     weft_register_activity("count", count);
+    weft_register_activity("heartbeat_spin", heartbeat_spin);
 }

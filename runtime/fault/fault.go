@@ -92,6 +92,19 @@ const (
 	// Application: the plugin returned an application error; the task
 	// error's type field holds the plugin's own error type.
 	Application Code = "application_error"
+	// ExecutionTimeout: a workflow outlived its execution timeout, across
+	// all its attempts and its waits; never retried.
+	ExecutionTimeout Code = "execution_timeout"
+	// RunTimeout: one attempt of a workflow outlived its run timeout, its
+	// waits included; retried as its retry policy allows.
+	RunTimeout Code = "run_timeout"
+	// ScheduleToStartTimeout: a task stayed queued past its
+	// schedule-to-start timeout without a worker taking it; never retried.
+	ScheduleToStartTimeout Code = "schedule_to_start_timeout"
+	// HeartbeatTimeout: an activity's attempt went longer than its
+	// heartbeat timeout without a heartbeat and was stopped; retried as
+	// its retry policy allows.
+	HeartbeatTimeout Code = "heartbeat_timeout"
 
 	// MemoryLimitTooHigh: a task asked for a memory limit above the
 	// client's ceiling, or above the daemon's whole memory budget.

@@ -59,6 +59,10 @@ func (s *Server) decodeTaskRequest(r *http.Request) (*runtime.TaskCreateParams, 
 		return nil, err
 	}
 	p.TimeoutMS = q.TimeoutMS
+	p.ExecutionTimeoutMS = q.ExecutionTimeoutMS
+	p.RunTimeoutMS = q.RunTimeoutMS
+	p.ScheduleToStartTimeoutMS = q.ScheduleToStartTimeoutMS
+	p.HeartbeatTimeoutMS = q.HeartbeatTimeoutMS
 	p.MemoryLimitBytes = q.MemoryLimitBytes
 	if q.Retry != nil {
 		rp, err := retryPolicy(q.Retry)
@@ -119,29 +123,34 @@ func retryDocOf(p store.RetryPolicy) *client.RetryPolicy {
 
 func (s *Server) taskDoc(t *store.Task) *client.Task {
 	d := &client.Task{
-		ID:                 t.ID,
-		Object:             "task",
-		Module:             t.Module,
-		ModuleDigest:       t.ModuleDigest,
-		Function:           t.Function,
-		Kind:               string(t.Kind),
-		Status:             string(t.Status),
-		OnRestart:          string(t.OnRestart),
-		TimeoutMS:          t.Timeout.Milliseconds(),
-		MemoryLimitBytes:   t.MemoryLimit,
-		Retry:              retryDocOf(t.Retry),
-		Attempt:            t.Attempt,
-		InputEnvelope:      envelopeOf(t.Input),
-		OutputEnvelope:     envelopeOf(t.Output),
-		Error:              s.errorDoc(t.Error),
-		ClientID:           t.OwnerClientID,
-		ParentTaskID:       t.ParentTaskID,
-		ResponseID:         t.ResponseID(),
-		LastSequenceNumber: t.LastSeq,
-		CreatedAt:          t.CreatedAt.UTC(),
-		UpdatedAt:          t.UpdatedAt.UTC(),
-		StartedAt:          timeOrNil(t.StartedAt),
-		FinishedAt:         timeOrNil(t.FinishedAt),
+		ID:                       t.ID,
+		Object:                   "task",
+		Module:                   t.Module,
+		ModuleDigest:             t.ModuleDigest,
+		Function:                 t.Function,
+		Kind:                     string(t.Kind),
+		Status:                   string(t.Status),
+		OnRestart:                string(t.OnRestart),
+		TimeoutMS:                t.Timeout.Milliseconds(),
+		MemoryLimitBytes:         t.MemoryLimit,
+		Retry:                    retryDocOf(t.Retry),
+		Attempt:                  t.Attempt,
+		Deadline:                 timeOrNil(t.Deadline),
+		RunTimeoutMS:             t.RunTimeout.Milliseconds(),
+		RunDeadline:              timeOrNil(t.RunDeadline),
+		ScheduleToStartTimeoutMS: t.ScheduleToStartTimeout.Milliseconds(),
+		HeartbeatTimeoutMS:       t.HeartbeatTimeout.Milliseconds(),
+		InputEnvelope:            envelopeOf(t.Input),
+		OutputEnvelope:           envelopeOf(t.Output),
+		Error:                    s.errorDoc(t.Error),
+		ClientID:                 t.OwnerClientID,
+		ParentTaskID:             t.ParentTaskID,
+		ResponseID:               t.ResponseID(),
+		LastSequenceNumber:       t.LastSeq,
+		CreatedAt:                t.CreatedAt.UTC(),
+		UpdatedAt:                t.UpdatedAt.UTC(),
+		StartedAt:                timeOrNil(t.StartedAt),
+		FinishedAt:               timeOrNil(t.FinishedAt),
 	}
 	if t.Lease.Held() {
 		d.Host = t.Lease.Host

@@ -137,6 +137,12 @@ func ActivityEnd(p *store.TaskTransitionParams) Event {
 type ActivityOptions struct {
 	// TimeoutMS bounds one attempt, in milliseconds; zero means no limit.
 	TimeoutMS int64 `json:"timeout_ms,omitempty"`
+	// ScheduleToStartTimeoutMS bounds the time queued, in milliseconds;
+	// zero means no limit.
+	ScheduleToStartTimeoutMS int64 `json:"schedule_to_start_timeout_ms,omitempty"`
+	// HeartbeatTimeoutMS bounds the time between heartbeats, in
+	// milliseconds; zero means no limit.
+	HeartbeatTimeoutMS int64 `json:"heartbeat_timeout_ms,omitempty"`
 	// Retry is the retry policy; nil means one attempt.
 	Retry *RetryRecord `json:"retry,omitempty"`
 }
@@ -182,7 +188,10 @@ func (r *RetryRecord) UnmarshalJSON(b []byte) error {
 // optionsOf records the options of an activity command; the zero value
 // when every option is the default.
 func optionsOf(c *ActivityCommand) ActivityOptions {
-	o := ActivityOptions{TimeoutMS: c.Timeout.Milliseconds()}
+	o := ActivityOptions{
+		TimeoutMS: c.Timeout.Milliseconds(), ScheduleToStartTimeoutMS: c.ScheduleToStartTimeout.Milliseconds(),
+		HeartbeatTimeoutMS: c.HeartbeatTimeout.Milliseconds(),
+	}
 	if r := c.Retry; r != nil {
 		rr := RetryRecord{
 			MaxAttempts:            r.MaxAttempts,
@@ -199,7 +208,9 @@ func optionsOf(c *ActivityCommand) ActivityOptions {
 }
 
 // isZero reports whether every option is the default.
-func (o ActivityOptions) isZero() bool { return o.TimeoutMS == 0 && o.Retry == nil }
+func (o ActivityOptions) isZero() bool {
+	return o.TimeoutMS == 0 && o.ScheduleToStartTimeoutMS == 0 && o.HeartbeatTimeoutMS == 0 && o.Retry == nil
+}
 
 // record returns the options as an event records them: nil for the
 // defaults.
@@ -211,7 +222,8 @@ func (o ActivityOptions) record() *ActivityOptions {
 }
 
 func (o ActivityOptions) equal(p ActivityOptions) bool {
-	if o.TimeoutMS != p.TimeoutMS {
+	if o.TimeoutMS != p.TimeoutMS || o.ScheduleToStartTimeoutMS != p.ScheduleToStartTimeoutMS ||
+		o.HeartbeatTimeoutMS != p.HeartbeatTimeoutMS {
 		return false
 	}
 	if o.Retry == nil || p.Retry == nil {
@@ -254,6 +266,12 @@ func (o ActivityOptions) policy() (time.Duration, store.RetryPolicy) {
 		}
 	}
 	return time.Duration(o.TimeoutMS) * time.Millisecond, p
+}
+
+// timeouts are the schedule-to-start and heartbeat timeouts of a child
+// activity.
+func (o ActivityOptions) timeouts() (scheduleToStart, heartbeat time.Duration) {
+	return time.Duration(o.ScheduleToStartTimeoutMS) * time.Millisecond, time.Duration(o.HeartbeatTimeoutMS) * time.Millisecond
 }
 
 // errorValueFrame is the error Value (ABI §8) of a failed activity task:

@@ -55,6 +55,12 @@ type ActivityCommand struct {
 	Input []byte
 	// Timeout bounds one attempt; zero means no limit.
 	Timeout time.Duration
+	// ScheduleToStartTimeout bounds how long the activity stays queued
+	// before a worker takes it; zero means no limit.
+	ScheduleToStartTimeout time.Duration
+	// HeartbeatTimeout is the longest an attempt may go without a
+	// heartbeat; zero means no limit.
+	HeartbeatTimeout time.Duration
 	// Retry is the retry policy; nil means one attempt.
 	Retry *ActivityRetry
 }

@@ -215,9 +215,11 @@ func (r *Replay) ScheduleActivity(ctx context.Context, call *ActivityCommand) (i
 	ev.TaskID, ev.Digest = c.taskID, digest
 	r.record(ev)
 	timeout, retry := c.options.policy()
+	scheduleToStart, heartbeat := c.options.timeouts()
 	r.children = append(r.children, &store.TaskInsertParams{
 		ID: c.taskID, Module: module, ModuleDigest: digest, Function: call.Function, Kind: store.KindActivity,
 		Input: ev.Input, OnRestart: r.t.OnRestart, Timeout: timeout, Retry: retry,
+		ScheduleToStartTimeout: scheduleToStart, HeartbeatTimeout: heartbeat,
 		OwnerClientID: r.t.OwnerClientID, ParentTaskID: r.t.ID,
 	})
 	r.j.byTask[c.taskID] = c.step

@@ -77,6 +77,10 @@ const (
 	// ImportProgress is progress(done i64, total i64, msg i64) -> i32:
 	// report how far the activity got; ProgressOK or ProgressRefused.
 	ImportProgress = "progress"
+	// ImportHeartbeat is heartbeat() -> i32: the activity is alive; returns
+	// 1 once cancellation was asked, like cancelled. A progress or
+	// checkpoint call counts as a heartbeat too.
+	ImportHeartbeat = "heartbeat"
 )
 
 // Imports of ModuleWorkflow.
@@ -173,6 +177,16 @@ const (
 	// OptionTimeoutMS is the start-to-close timeout of one attempt, in
 	// milliseconds (long).
 	OptionTimeoutMS = "timeout_ms"
+	// OptionScheduleToStartTimeoutMS bounds how long the activity stays
+	// queued before a worker takes it, in milliseconds (long); it then
+	// fails with schedule_to_start_timeout, never retried.
+	OptionScheduleToStartTimeoutMS = "schedule_to_start_timeout_ms"
+	// OptionHeartbeatTimeoutMS is the longest an attempt may go without a
+	// heartbeat, in milliseconds (long); it is then stopped with
+	// heartbeat_timeout and retried as its policy allows.
+	OptionHeartbeatTimeoutMS = "heartbeat_timeout_ms"
+	// MaxTimeoutMS is the largest value of a timeout option: ten years.
+	MaxTimeoutMS = 10 * 365 * 24 * 3600 * 1000
 	// OptionRetry is the retry policy, a map with the Retry* fields.
 	OptionRetry = "retry"
 	// RetryMaxAttempts is the most attempts, including the first (long;

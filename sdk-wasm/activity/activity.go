@@ -119,6 +119,14 @@ func LastCheckpoint(ctx context.Context, valuePtr any) (bool, error) {
 // "cancelled").
 func Cancelled(context.Context) bool { return hostcall.Cancelled() }
 
+// Heartbeat tells the host that the activity is alive and reports, like
+// Cancelled, whether the task was asked to stop. An activity started with
+// a heartbeat timeout must call Heartbeat (or Progress, or Checkpoint,
+// which count as heartbeats too) within that interval, or the host stops
+// the attempt with heartbeat_timeout and retries it as its retry policy
+// allows (docs/workflows.md, "Timeouts").
+func Heartbeat(context.Context) bool { return hostcall.Heartbeat() }
+
 // ErrProgressRefused is what Progress returns for a report the host
 // refused: a negative done or total, done above a known total, or a
 // message that is not valid UTF-8.

@@ -26,6 +26,7 @@ WEFT_IMPORT("weft:env/v1", "blob_read") void weft__blob_read(uint64_t dst);
 WEFT_IMPORT("weft:activity/v1", "checkpoint") void weft__checkpoint(uint64_t frame);
 WEFT_IMPORT("weft:activity/v1", "last_checkpoint") int64_t weft__last_checkpoint(void);
 WEFT_IMPORT("weft:activity/v1", "cancelled") int32_t weft__cancelled(void);
+WEFT_IMPORT("weft:activity/v1", "heartbeat") int32_t weft__heartbeat(void);
 WEFT_IMPORT("weft:activity/v1", "progress") int32_t weft__progress(int64_t done, int64_t total, uint64_t msg);
 WEFT_IMPORT("weft:workflow/v1", "schedule_activity")
 int64_t weft__schedule_activity(uint64_t module, uint64_t function, uint64_t input, uint64_t options);
@@ -1040,6 +1041,7 @@ void weft_host_blob_read(void *dst, size_t n) { weft__blob_read(pack(dst, n)); }
 void weft_host_checkpoint(const void *frame, size_t n) { weft__checkpoint(pack(frame, n)); }
 int64_t weft_host_last_checkpoint(void) { return weft__last_checkpoint(); }
 int32_t weft_host_cancelled(void) { return weft__cancelled(); }
+int32_t weft_host_heartbeat(void) { return weft__heartbeat(); }
 int32_t weft_host_progress(int64_t done, int64_t total, const void *msg, size_t n) {
     return weft__progress(done, total, pack(msg, n));
 }
@@ -1086,6 +1088,7 @@ weft_code weft_last_checkpoint(weft_value **v) {
 }
 
 bool weft_cancelled(void) { return weft__cancelled() != 0; }
+bool weft_heartbeat(void) { return weft__heartbeat() != 0; }
 
 bool weft_progress(int64_t done, int64_t total, const char *msg) {
     size_t n = msg ? strlen(msg) : 0;
@@ -1133,9 +1136,13 @@ bool weft_suspended(void) { return call.suspended; }
  * fields that are set, null when none is (docs/abi.md,
  * "schedule_activity"). */
 static weft_value *options_value(const weft_activity_options *o) {
-    if (!o || (o->timeout_ms <= 0 && !o->retry)) return weft_null();
+    if (!o || (o->timeout_ms <= 0 && !o->retry && o->schedule_to_start_timeout_ms <= 0 && o->heartbeat_timeout_ms <= 0))
+        return weft_null();
     weft_value *m = weft_map();
     if (o->timeout_ms > 0) weft_map_put(m, "timeout_ms", weft_long(o->timeout_ms));
+    if (o->schedule_to_start_timeout_ms > 0)
+        weft_map_put(m, "schedule_to_start_timeout_ms", weft_long(o->schedule_to_start_timeout_ms));
+    if (o->heartbeat_timeout_ms > 0) weft_map_put(m, "heartbeat_timeout_ms", weft_long(o->heartbeat_timeout_ms));
     if (o->retry) {
         const weft_retry_policy *r = o->retry;
         weft_value *rm = weft_map();

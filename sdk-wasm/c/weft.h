@@ -277,6 +277,13 @@ weft_code weft_last_checkpoint(weft_value **out);
 /* weft_cancelled reports whether the task was asked to stop; a long
  * activity polls it and returns early. */
 bool weft_cancelled(void);
+/* weft_heartbeat tells the host the activity is alive and, like
+ * weft_cancelled, reports whether the task was asked to stop. An activity
+ * started with a heartbeat timeout calls it (or weft_progress, or
+ * weft_checkpoint, which count as heartbeats too) within that interval, or
+ * the host stops the attempt with heartbeat_timeout and retries it as its
+ * policy allows. */
+bool weft_heartbeat(void);
 /* weft_progress reports how far the activity got: done units of work out of
  * total (0 when unknown), with a short UTF-8 message (NULL or "" for none;
  * the host keeps its first WEFT_MAX_PROGRESS_MESSAGE_LEN bytes, cut at a
@@ -328,6 +335,8 @@ typedef struct weft_activity_options {
     const char *module;        /* deployed module; NULL: the workflow's own */
     int64_t timeout_ms;        /* start-to-close timeout of one attempt */
     const weft_retry_policy *retry; /* NULL: the runtime's policy */
+    int64_t schedule_to_start_timeout_ms; /* longest time queued; never retried */
+    int64_t heartbeat_timeout_ms;         /* longest time between heartbeats */
 } weft_activity_options;
 
 /* weft_execute_activity schedules the activity called name with input
@@ -377,6 +386,7 @@ void weft_host_blob_read(void *dst, size_t n);
 void weft_host_checkpoint(const void *frame, size_t n);
 int64_t weft_host_last_checkpoint(void); /* blob length, or WEFT_NO_BLOB */
 int32_t weft_host_cancelled(void);
+int32_t weft_host_heartbeat(void); /* 1 once cancellation was asked */
 int32_t weft_host_progress(int64_t done, int64_t total, const void *msg, size_t n); /* WEFT_PROGRESS_OK or _REFUSED */
 /* weft:workflow/v1 */
 int64_t weft_host_schedule_activity(const void *module, size_t module_len, const void *function, size_t function_len,

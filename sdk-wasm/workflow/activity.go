@@ -17,6 +17,16 @@ type ActivityOptions struct {
 	// StartToCloseTimeout bounds one attempt of the activity. Defaults to
 	// the runtime's activity timeout.
 	StartToCloseTimeout time.Duration
+	// ScheduleToStartTimeout bounds how long the activity stays queued
+	// before a worker takes it; past it the activity fails with
+	// schedule_to_start_timeout (an error of that type from Get), never
+	// retried. Defaults to no limit.
+	ScheduleToStartTimeout time.Duration
+	// HeartbeatTimeout is the longest an attempt may go without a
+	// heartbeat (activity.Heartbeat, Progress or Checkpoint); past it the
+	// attempt is stopped with heartbeat_timeout and retried as RetryPolicy
+	// allows. Defaults to no limit.
+	HeartbeatTimeout time.Duration
 	// RetryPolicy says how failed attempts are retried. Defaults to the
 	// runtime's retry policy.
 	RetryPolicy *RetryPolicy
@@ -83,6 +93,12 @@ func optionsValue(o ActivityOptions) codec.Value {
 	var entries []codec.Entry
 	if o.StartToCloseTimeout > 0 {
 		entries = append(entries, codec.Entry{Key: abi.OptionTimeoutMS, Value: codec.Long(o.StartToCloseTimeout.Milliseconds())})
+	}
+	if o.ScheduleToStartTimeout > 0 {
+		entries = append(entries, codec.Entry{Key: abi.OptionScheduleToStartTimeoutMS, Value: codec.Long(o.ScheduleToStartTimeout.Milliseconds())})
+	}
+	if o.HeartbeatTimeout > 0 {
+		entries = append(entries, codec.Entry{Key: abi.OptionHeartbeatTimeoutMS, Value: codec.Long(o.HeartbeatTimeout.Milliseconds())})
 	}
 	if r := o.RetryPolicy; r != nil {
 		var re []codec.Entry

@@ -51,6 +51,7 @@ func (x executor) Call(ctx context.Context, c *runtime.Call) (*runtime.CallResul
 		LastCheckpoint: c.Checkpoint,
 		Checkpoint:     c.SaveCheckpoint,
 		Progress:       c.Progress,
+		Heartbeat:      c.Heartbeat,
 		LogFields:      []any{"task_id", c.TaskID},
 		LogSkip:        c.LogReplayed,
 	}
@@ -121,7 +122,10 @@ var _ host.WorkflowHost = (*workflowHost)(nil)
 
 // ScheduleActivity implements host.WorkflowHost.
 func (h *workflowHost) ScheduleActivity(ctx context.Context, c host.ActivityCall) (host.FutureID, error) {
-	h.cmd = journal.ActivityCommand{Module: c.Module, Function: c.Function, Input: c.Input, Timeout: c.Options.Timeout}
+	h.cmd = journal.ActivityCommand{
+		Module: c.Module, Function: c.Function, Input: c.Input, Timeout: c.Options.Timeout,
+		ScheduleToStartTimeout: c.Options.ScheduleToStartTimeout, HeartbeatTimeout: c.Options.HeartbeatTimeout,
+	}
 	if r := c.Options.Retry; r != nil {
 		h.retry = journal.ActivityRetry{
 			MaxAttempts:            r.MaxAttempts,

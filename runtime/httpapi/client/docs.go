@@ -20,6 +20,18 @@ type TaskRequest struct {
 	OnRestart string `json:"on_restart"`
 	// TimeoutMS bounds one attempt; 0 is no timeout.
 	TimeoutMS int64 `json:"timeout_ms"`
+	// ExecutionTimeoutMS bounds a workflow's whole execution, across its
+	// attempts and waits; 0 is none.
+	ExecutionTimeoutMS int64 `json:"execution_timeout_ms,omitempty"`
+	// RunTimeoutMS bounds each attempt of a workflow, waits included; 0 is
+	// none.
+	RunTimeoutMS int64 `json:"run_timeout_ms,omitempty"`
+	// ScheduleToStartTimeoutMS bounds how long an activity stays queued
+	// before a worker takes it; 0 is none.
+	ScheduleToStartTimeoutMS int64 `json:"schedule_to_start_timeout_ms,omitempty"`
+	// HeartbeatTimeoutMS is the longest an activity's attempt may go
+	// without a heartbeat; 0 is none.
+	HeartbeatTimeoutMS int64 `json:"heartbeat_timeout_ms,omitempty"`
 	// Retry is the activity's retry policy; nil is the daemon's default.
 	Retry *RetryPolicy `json:"retry"`
 	// MemoryLimitBytes bounds each plugin call's memory; 0 is the default.
@@ -62,6 +74,20 @@ type Task struct {
 	MemoryLimitBytes int64        `json:"memory_limit_bytes"`
 	Retry            *RetryPolicy `json:"retry"`
 	Attempt          int          `json:"attempt"`
+	// Deadline is a workflow's execution deadline (its creation plus its
+	// execution timeout), absent without one.
+	Deadline *time.Time `json:"deadline,omitempty"`
+	// RunTimeoutMS is a workflow's run timeout, absent without one.
+	RunTimeoutMS int64 `json:"run_timeout_ms,omitempty"`
+	// RunDeadline is when the current attempt's run timeout passes, absent
+	// without one or before the first attempt.
+	RunDeadline *time.Time `json:"run_deadline,omitempty"`
+	// ScheduleToStartTimeoutMS is an activity's schedule-to-start timeout,
+	// absent without one.
+	ScheduleToStartTimeoutMS int64 `json:"schedule_to_start_timeout_ms,omitempty"`
+	// HeartbeatTimeoutMS is an activity's heartbeat timeout, absent
+	// without one.
+	HeartbeatTimeoutMS int64 `json:"heartbeat_timeout_ms,omitempty"`
 	// Host is the host that holds the task's lease (it claimed the task
 	// and runs it), absent while none does: queued, waiting (a workflow)
 	// or finished.

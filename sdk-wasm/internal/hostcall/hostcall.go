@@ -123,6 +123,10 @@ func LastCheckpoint() ([]byte, bool) {
 // Cancelled reports whether the activity was asked to stop.
 func Cancelled() bool { return rawCancelled() != 0 }
 
+// Heartbeat tells the host the activity is alive and reports whether it
+// was asked to stop.
+func Heartbeat() bool { return rawHeartbeat() != 0 }
+
 // Progress reports how far the activity got; it returns false when the
 // host refused the report.
 func Progress(done, total int64, msg string) bool {

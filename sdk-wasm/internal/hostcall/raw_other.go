@@ -14,6 +14,7 @@ func rawBlobRead(uint64)                                       { panic(errNoHost
 func rawCheckpoint(uint64)                                     { panic(errNoHost) }
 func rawLastCheckpoint() int64                                 { panic(errNoHost) }
 func rawCancelled() int32                                      { panic(errNoHost) }
+func rawHeartbeat() int32                                      { panic(errNoHost) }
 func rawProgress(int64, int64, uint64) int32                   { panic(errNoHost) }
 func rawScheduleActivity(uint64, uint64, uint64, uint64) int64 { panic(errNoHost) }
 func rawStartTimer(int64) int64                                { panic(errNoHost) }

@@ -25,6 +25,9 @@ func rawLastCheckpoint() int64
 //go:wasmimport weft:activity/v1 cancelled
 func rawCancelled() int32
 
+//go:wasmimport weft:activity/v1 heartbeat
+func rawHeartbeat() int32
+
 //go:wasmimport weft:activity/v1 progress
 func rawProgress(done, total int64, msg uint64) int32
 
