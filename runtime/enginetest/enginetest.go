@@ -46,7 +46,8 @@ type Harness struct {
 	// suite at once, so that its compile cache compiles each module once.
 	Executor runtime.Executor
 	// Activities is the module file of the activity test kit,
-	// plugins/testkit/testkit.wasm (echo, sleep, spin, fail, count).
+	// plugins/testkit/testkit.wasm (echo, sleep, spin, fail, count,
+	// heartbeat_spin).
 	Activities []byte
 	// Workflows is the module file of the workflow test kit,
 	// host/testdata/wfkit.wasm (greet, fanout and the activity shout).
@@ -102,6 +103,9 @@ func Run(t *testing.T, h Harness) {
 		{name: "Idempotency", run: testIdempotency},
 		{name: "IdempotencyConcurrent", run: testIdempotencyConcurrent},
 		{name: "Retention", run: testRetention},
+		{name: "HeartbeatTimeout", run: testHeartbeatTimeout},
+		{name: "ScheduleToStart", run: testScheduleToStart},
+		{name: "TimeoutParams", run: testTimeoutParams},
 		{name: "Many", run: testMany, long: true},
 	}
 	for _, tc := range tests {
