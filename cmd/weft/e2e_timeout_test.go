@@ -264,3 +264,35 @@ func TestE2ETimeoutHostile(t *testing.T) {
 	require.Contains(t, res.Stderr, "--heartbeat-timeout")
 	require.Empty(t, d.MustListTasks(""), "no task was created")
 }
+
+// TestE2ETimeoutMultiHost: on PostgreSQL with two hosts, a workflow's
+// execution deadline fires on the surviving host after the other was
+// killed while the workflow waited, and its activity (taken over by the
+// lease if the dead host ran it) is cancelled; a queued activity created
+// through the dead host fails at its schedule-to-start deadline through
+// the surviving host's sweep, while that host's only worker is busy.
+func TestE2ETimeoutMultiHost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	dsn := MustOwnedDatabase(t)
+	hosts := MustRunHosts(t, 2, dsn, "--lease-ttl", multiHostTTL.String(), "--workers", "1")
+	first, second := hosts[0], hosts[1]
+	first.mustDeployTimeouts()
+
+	wf := first.mustStart("wftimeouts", "wait_with_activity", `{"sleep_ms":600000}`, map[string]any{"execution_timeout_ms": 4000})
+	first.MustWaitEvent(wf.ID, "signal.waiting", 1, 30*time.Second)
+	// Keep the second host's only worker busy once the first is gone.
+	first.mustStart("testkit", "sleep", `{"ms":20000}`, nil)
+	late := first.mustStart("testkit", "echo", `"late"`, map[string]any{"schedule_to_start_timeout_ms": 1000})
+	first.Kill()
+
+	task := second.MustWaitStatus(wf.ID, 60*time.Second, "failed", "completed")
+	require.Equal(t, "execution_timeout", task.Error.Code)
+	sleep := second.MustWaitStatus(second.children(wf.ID)["sleep"][0].ID, 60*time.Second, "cancelled", "failed", "completed")
+	require.Equal(t, "cancelled", sleep.Status)
+
+	task = second.MustWaitStatus(late.ID, 60*time.Second, "failed", "completed")
+	require.Equal(t, "schedule_to_start_timeout", task.Error.Code)
+	require.Equal(t, 0, task.Attempt)
+}
