@@ -76,6 +76,23 @@ type CallRequest struct {
 	// WorkflowHost). A workflow call without it fails with hook_failed at
 	// its first workflow import.
 	Workflow WorkflowHost
+	// Query, in a workflow call, asks the guest to answer this query
+	// instead of returning its own result: the guest replays through
+	// Workflow, asks for the query with query_request and returns the
+	// answer as its output or error (docs/abi.md, "Queries"). From
+	// query_request on, the call may use no workflow import but now and
+	// random. A call that ends without asking fails with
+	// query_not_supported. Defaults to none: query_request returns
+	// abi.NoQuery.
+	Query *Query
+}
+
+// Query is a query a workflow call answers.
+type Query struct {
+	// Name is the query's name, as the guest registered its handler.
+	Name string
+	// Input is the query's argument, a Value frame; nil means null.
+	Input []byte
 }
 
 // Sources of a LogEntry.
@@ -229,6 +246,7 @@ type callState struct {
 	hasBlob    bool
 	checkpoint []byte
 	suspended  bool
+	querying   bool // query_request handed over the query
 	abort      *Error
 	stderr     string // the first line the guest wrote to stderr
 	lines      int    // log lines of the call so far
@@ -270,6 +288,10 @@ func (inst *instance) run(ctx context.Context, req *CallRequest, kind abi.Kind, 
 	status := abi.Status(int32(uint32(inst.stack[0])))
 	res := &CallResult{Status: status, Kind: kind}
 	switch {
+	case req.Query != nil && !cs.querying:
+		return nil, errorf(abi.CodeQueryNotSupported, "workflow %s returned %s without asking for the query %q (query_request): it registers no query handler", name, status, req.Query.Name)
+	case cs.querying && status == abi.StatusSuspended:
+		return nil, errorf(abi.CodeABIViolation, "workflow %s returned suspended after query_request; it must return the query's answer or error", name)
 	case cs.suspended && status != abi.StatusSuspended:
 		return nil, errorf(abi.CodeABIViolation, "workflow %s returned %s after await answered suspended; it must unwind and return suspended", name, status)
 	case status == abi.StatusOK && cs.hasOutput:

@@ -114,12 +114,16 @@ func workflowFuncs() []hostFunc {
 		{abi.ImportFutureRead, []api.ValueType{i64, i64}, []api.ValueType{i64}, workflowFutureRead},
 		{abi.ImportNow, nil, []api.ValueType{i64}, workflowNow},
 		{abi.ImportRandom, []api.ValueType{i64}, nil, workflowRandom},
+		{abi.ImportQueryRequest, nil, []api.ValueType{i64}, workflowQueryRequest},
 	}
 }
 
 // workflow checks a workflow import and returns the call's WorkflowHost.
 func (cs *callState) workflow(imp string) WorkflowHost {
 	cs.need(abi.KindWorkflow, abi.ModuleWorkflow+"."+imp)
+	if cs.querying && imp != abi.ImportNow && imp != abi.ImportRandom {
+		cs.failf(abi.CodeQueryCommand, "%s called %s while it answered the query %q; a query handler may not call workflow commands", cs.function(), imp, cs.req.Query.Name)
+	}
 	if cs.suspended {
 		cs.failf(abi.CodeABIViolation, "%s called %s after await answered suspended; it must unwind and return suspended", cs.function(), imp)
 	}

@@ -53,12 +53,15 @@ func testTestkit(t *testing.T, path string) {
 		info, ok := h.Module(b.digest)
 		require.True(t, ok)
 		require.Equal(t, abi.Version, info.ABIVersion)
-		var names []string
+		kinds := map[string]abi.Kind{}
 		for _, f := range info.Functions {
-			require.Equal(t, abi.KindActivity, f.Kind)
-			names = append(names, f.Name)
+			kinds[f.Name] = f.Kind
 		}
-		require.ElementsMatch(t, []string{"echo", "sleep", "spin", "fail", "trap", "grow", "count", "heartbeat_spin"}, names)
+		require.Equal(t, map[string]abi.Kind{
+			"echo": abi.KindActivity, "sleep": abi.KindActivity, "spin": abi.KindActivity, "fail": abi.KindActivity,
+			"trap": abi.KindActivity, "grow": abi.KindActivity, "count": abi.KindActivity,
+			"heartbeat_spin": abi.KindActivity, "tally": abi.KindWorkflow,
+		}, kinds)
 	})
 
 	t.Run("Heartbeat", func(t *testing.T) {
@@ -150,7 +153,7 @@ func testTestkit(t *testing.T, path string) {
 		h, b := setup(t)
 		_, err := h.Call(t.Context(), &host.CallRequest{Digest: b.digest, Function: "nope"})
 		requireCode(t, err, abi.CodeFunctionNotFound)
-		require.ErrorContains(t, err, "count, echo, fail, grow, heartbeat_spin, sleep, spin, trap")
+		require.ErrorContains(t, err, "count, echo, fail, grow, heartbeat_spin, sleep, spin, tally, trap")
 	})
 
 	t.Run("InputOfTheWrongShape", func(t *testing.T) {

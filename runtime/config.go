@@ -96,6 +96,16 @@ type Config struct {
 	MaxPendingSignals     int
 	MaxPendingSignalBytes int64
 
+	// MaxQueries bounds the queries answered at once (each replays a
+	// journal in a wasm instance of its own); a query that finds no slot
+	// within half a second is refused with fault.QueryLimitExceeded.
+	// Defaults to 4.
+	MaxQueries int
+	// QueryTimeout bounds one query: reading the journal, replaying it and
+	// running the handler; a query past it fails with fault.Timeout.
+	// Defaults to 10 s.
+	QueryTimeout time.Duration
+
 	// ProgressInterval is the shortest time between two task.progress
 	// events of one call: reports in between coalesce, the latest one
 	// kept, and the last one is written when the call ends. Defaults to
@@ -156,6 +166,9 @@ const (
 	DefaultClientMemoryLimit     = 256 << 20
 	DefaultMaxPendingSignals     = 1000
 	DefaultMaxPendingSignalBytes = 16 << 20
+
+	DefaultMaxQueries   = 4
+	DefaultQueryTimeout = 10 * time.Second
 )
 
 // DefaultProgressInterval is the default of Config.ProgressInterval.
@@ -187,7 +200,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, errors.New("runtime: Config.Modules is required")
 	case c.Workers < 0, c.PollInterval < 0, c.ShutdownTimeout < 0, c.Retention < 0,
 		c.RetentionInterval < 0, c.RetentionBatch < 0, c.ClientWorkers < 0, c.MemoryBudget < 0,
-		c.DefaultMemoryLimit < 0, c.ClientMemoryLimit < 0, c.MaxPendingSignals < 0, c.MaxPendingSignalBytes < 0:
+		c.DefaultMemoryLimit < 0, c.ClientMemoryLimit < 0, c.MaxPendingSignals < 0, c.MaxPendingSignalBytes < 0,
+		c.MaxQueries < 0, c.QueryTimeout < 0:
 		return c, errors.New("runtime: negative Config value")
 	}
 	if c.Logger == nil {
@@ -225,6 +239,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxPendingSignalBytes == 0 {
 		c.MaxPendingSignalBytes = DefaultMaxPendingSignalBytes
+	}
+	if c.MaxQueries == 0 {
+		c.MaxQueries = DefaultMaxQueries
+	}
+	if c.QueryTimeout == 0 {
+		c.QueryTimeout = DefaultQueryTimeout
 	}
 	switch {
 	case c.ProgressInterval < 0:

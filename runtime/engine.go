@@ -56,6 +56,8 @@ type Engine struct {
 	// leases are the leases of the runs in progress, which the heartbeat
 	// renews.
 	leases leases.Table
+	// queries holds a token per query in flight (Config.MaxQueries).
+	queries chan struct{}
 	// hookRegister, set by tests only, runs in the worker just before it
 	// registers a call in running.
 	hookRegister func(taskID string)
@@ -90,6 +92,7 @@ func New(cfg Config) (*Engine, error) {
 		exec:    cfg.Executor,
 		metrics: cfg.Metrics,
 		stopped: make(chan struct{}),
+		queries: make(chan struct{}, cfg.MaxQueries),
 	}
 	e.running.m = make(map[string][]*runningCall)
 	e.overdue.kick = make(chan struct{}, 1)

@@ -106,6 +106,21 @@ type Call struct {
 	// Workflow answers the workflow imports of a workflow call, from the
 	// task's journal (docs/workflows.md); nil for an activity.
 	Workflow journal.WorkflowHost
+	// Query, in a workflow call, asks the guest to answer this query
+	// instead of returning its result (docs/abi.md, "Queries"): the
+	// CallResult then holds the answer (Output) or the handler's error.
+	// The call fails with fault.QueryCommand when a handler calls a
+	// workflow command and fault.QueryNotSupported when the guest never
+	// asked for the query. Nil for a run.
+	Query *Query
+}
+
+// Query is a query a workflow call answers.
+type Query struct {
+	// Name is the query's name.
+	Name string
+	// Input is the query's argument, a single-object Avro frame.
+	Input []byte
 }
 
 // CallResult is the outcome of a call that ran to its end.

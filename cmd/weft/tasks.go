@@ -22,7 +22,7 @@ import (
 
 func newTasksCmd() *cobra.Command {
 	var o clientOptions
-	cmd := &cobra.Command{Use: "tasks", Short: "list, inspect, cancel, signal and watch tasks"}
+	cmd := &cobra.Command{Use: "tasks", Short: "list, inspect, cancel, signal, query and watch tasks"}
 	addClientFlags(cmd, &o)
 
 	var status, cursor, module, function, parent string
@@ -159,6 +159,61 @@ func newTasksCmd() *cobra.Command {
 	signal.Flags().StringVar(&sigInput, "input", "", "signal input as JSON (typed projection)")
 	signal.Flags().StringVar(&sigInputFile, "input-file", "", "read the signal input JSON from this file (- for stdin)")
 
+	var qInput, qInputFile string
+	query := &cobra.Command{
+		Use:               "query TASK_ID NAME",
+		ValidArgsFunction: completeTaskIDs(&o),
+		Short:             "ask a workflow's query handler, with an optional JSON input, and print its answer",
+		Long: "query replays the workflow's journal and prints what its query handler NAME\n" +
+			"answers, as JSON (the typed projection; with --json, the whole result). The\n" +
+			"workflow does not change.",
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := o.client()
+			if err != nil {
+				return err
+			}
+			env, err := inputEnvelope(cmd.InOrStdin(), qInput, qInputFile, "null")
+			if err != nil {
+				return err
+			}
+			body, err := jsonBody(map[string]any{"input": env})
+			if err != nil {
+				return err
+			}
+			var raw json.RawMessage
+			path := "/v1/tasks/" + url.PathEscape(args[0]) + "/queries/" + url.PathEscape(args[1])
+			if err := c.do(cmd.Context(), &client.Request{Method: http.MethodPost, Path: path, Body: body}, &raw); err != nil {
+				return err
+			}
+			if o.json {
+				_, err := fmt.Fprintln(cmd.OutOrStdout(), string(raw))
+				return err
+			}
+			var q client.QueryResult
+			if err := json.Unmarshal(raw, &q); err != nil {
+				return fmt.Errorf("decode query result: %w", err)
+			}
+			out := q.Output
+			if q.OutputProjectionOmitted && q.OutputEnvelope != nil {
+				v, err := codec.DecodeEnvelope(*q.OutputEnvelope)
+				if err != nil {
+					return fmt.Errorf("decode query answer: %w", err)
+				}
+				if out, err = codec.MarshalProjection(v); err != nil {
+					return fmt.Errorf("project query answer: %w", err)
+				}
+			}
+			if len(out) == 0 {
+				out = json.RawMessage("null")
+			}
+			_, err = fmt.Fprintln(cmd.OutOrStdout(), string(out))
+			return err
+		},
+	}
+	query.Flags().StringVar(&qInput, "input", "", "query input as JSON (typed projection)")
+	query.Flags().StringVar(&qInputFile, "input-file", "", "read the query input JSON from this file (- for stdin)")
+
 	var after int64
 	watch := &cobra.Command{
 		Use:               "watch TASK_ID",
@@ -182,7 +237,7 @@ func newTasksCmd() *cobra.Command {
 	}
 	watch.Flags().Int64Var(&after, "after", -1, "start after this sequence number")
 
-	cmd.AddCommand(list, get, cancel, signal, watch, newTaskLogsCmd(&o))
+	cmd.AddCommand(list, get, cancel, signal, query, watch, newTaskLogsCmd(&o))
 	return cmd
 }
 

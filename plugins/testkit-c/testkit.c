@@ -1,5 +1,5 @@
 /*
- * testkit-c is weft's stock test plugin written in C: the same activities,
+ * testkit-c is weft's stock test plugin written in C: the same functions,
  * inputs, outputs and errors as plugins/testkit (Go), built on the C SDK
  * (sdk-wasm/c). The host's tests run both and compare them.
  *
@@ -18,6 +18,11 @@
  *   heartbeat_spin  {"beats", "interval_ms", "until_ms"}: heartbeats
  *          beats times, interval_ms apart, then spins without a heartbeat
  *          before the Unix time until_ms, or returns "done" after it
+ *   tally  (a workflow) {"signals": N}: adds up the longs of N "add"
+ *          signals and returns the sum; its queries: "state" answers
+ *          {"sum", "count"} so far, "echo" its input, "fail" an error of
+ *          type "refused"; "schedule" calls an activity and "wait" a timer
+ *          (commands a query may not call), "spin" loops forever
  *
  * Build (the committed testkit-c.wasm is this command's output, run from
  * the repository root by scripts/build-wasm-c.sh):
@@ -223,6 +228,76 @@ static weft_value *heartbeat_spin(weft_value *input) {
     for (;;) spins++;
 }
 
+/* The state of the running tally, read by its query handlers. */
+typedef struct tally_state {
+    int64_t sum, count;
+} tally_state;
+
+static tally_state tallied;
+
+static weft_value *query_state(const weft_value *input, void *data) {
+    (void)input;
+    const tally_state *st = data;
+    weft_value *v = weft_map();
+    weft_map_put(v, "sum", weft_long(st->sum));
+    weft_map_put(v, "count", weft_long(st->count));
+    return v;
+}
+
+static weft_value *query_echo(const weft_value *input, void *data) {
+    (void)data;
+    return input ? weft_value_clone(input) : weft_null();
+}
+
+static weft_value *query_fail(const weft_value *input, void *data) {
+    (void)input, (void)data;
+    return weft_error("refused", "query refused", true, NULL);
+}
+
+static weft_value *query_schedule(const weft_value *input, void *data) {
+    (void)input, (void)data;
+    weft_value *null = weft_null();
+    weft_future *f = weft_execute_activity("echo", null, NULL);
+    weft_value_free(null);
+    weft_future_get(f, NULL);
+    return weft_null();
+}
+
+static weft_value *query_wait(const weft_value *input, void *data) {
+    (void)input, (void)data;
+    weft_future_get(weft_start_timer(1000), NULL);
+    return weft_null();
+}
+
+static weft_value *query_spin(const weft_value *input, void *data) {
+    (void)input, (void)data;
+    for (;;) spins++;
+}
+
+static weft_value *tally(weft_value *input) {
+    int64_t signals;
+    if (!fields(input, "tally input") || !long_field(input, "signals", &signals)) return NULL;
+    tallied = (tally_state){0, 0};
+    weft_set_query_handler("state", query_state, &tallied);
+    weft_set_query_handler("echo", query_echo, NULL);
+    weft_set_query_handler("fail", query_fail, NULL);
+    weft_set_query_handler("schedule", query_schedule, NULL);
+    weft_set_query_handler("wait", query_wait, NULL);
+    weft_set_query_handler("spin", query_spin, NULL);
+    while (tallied.count < signals) {
+        weft_value *v = NULL;
+        weft_outcome o = weft_future_get(weft_wait_signal("add", WEFT_NO_TIMEOUT), &v);
+        if (o == WEFT_OUTCOME_SUSPENDED) return NULL;
+        int64_t n = 0;
+        bool ok = o == WEFT_OUTCOME_VALUE && weft_as_long(v, &n);
+        weft_value_free(v);
+        if (!ok) return weft_error("weft.invalid_input", "the signal add is not a long", true, NULL);
+        tallied.sum += n;
+        tallied.count++;
+    }
+    return weft_long(tallied.sum);
+}
+
 WEFT_INIT(register_activities) {
     weft_register_activity("echo", echo);
     weft_register_activity("sleep", sleep_ms);
@@ -231,5 +306,6 @@ WEFT_INIT(register_activities) {
     weft_register_activity("trap", trap);
     weft_register_activity("grow", grow);
     weft_register_activity("count", count);
+    weft_register_workflow("tally", tally);
     weft_register_activity("heartbeat_spin", heartbeat_spin);
 }

@@ -112,6 +112,22 @@ const (
 	// SignalLimitExceeded: the workflow holds as many pending signals
 	// (or bytes of them) as it may; retry once it consumed some.
 	SignalLimitExceeded Code = "signal_limit_exceeded"
+
+	// QueryNotSupported: the task cannot answer queries: it is an
+	// activity, or its workflow registered no query handler by the point
+	// its replay reached.
+	QueryNotSupported Code = "query_not_supported"
+	// QueryNotFound: the workflow has no query handler of that name.
+	QueryNotFound Code = "query_not_found"
+	// QueryCommand: the query handler called a workflow command (an
+	// activity, a timer, a signal wait, an await); a query only reads.
+	QueryCommand Code = "query_command"
+	// QueryFailed: the query handler returned an error, or the replay
+	// that answers the query failed.
+	QueryFailed Code = "query_failed"
+	// QueryLimitExceeded: as many queries run as the engine allows;
+	// retry after the Retry-After delay.
+	QueryLimitExceeded Code = "query_limit_exceeded"
 )
 
 // Error returns the code itself.

@@ -110,6 +110,10 @@ type TaskService interface {
 	// and body in the transaction that appends the signal. It returns
 	// fault.Conflict when the key is not in flight.
 	TaskSignalIdempotent(ctx context.Context, who runtime.Caller, id, name string, payload codec.Envelope, key string, status int, body []byte) error
+	// TaskQuery answers the query name of a workflow task the caller may
+	// see by replaying its journal, changing nothing. It returns the codes
+	// of runtime.Engine.TaskQuery.
+	TaskQuery(ctx context.Context, who runtime.Caller, id, name string, input codec.Envelope) (*runtime.QueryAnswer, error)
 }
 
 // EventService reads a task's event log (/v1/tasks/{id}/events, as a page

@@ -73,7 +73,14 @@ var statusByCode = map[fault.Code]int{
 
 	fault.MemoryLimitTooHigh:  http.StatusUnprocessableEntity,
 	fault.SignalLimitExceeded: http.StatusTooManyRequests,
-	codeServerBusy:            http.StatusServiceUnavailable,
+
+	fault.QueryNotSupported:  http.StatusConflict,
+	fault.QueryNotFound:      http.StatusNotFound,
+	fault.QueryCommand:       http.StatusConflict,
+	fault.QueryFailed:        http.StatusUnprocessableEntity,
+	fault.QueryLimitExceeded: http.StatusTooManyRequests,
+	fault.Nondeterminism:     http.StatusConflict,
+	codeServerBusy:           http.StatusServiceUnavailable,
 }
 
 // statusOf returns the HTTP status for an error code.

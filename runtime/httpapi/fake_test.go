@@ -30,6 +30,7 @@ type fakeEngine struct {
 	TaskRunFunc              func(ctx context.Context, p *runtime.TaskCreateParams) (*store.Response, error)
 	TaskWaitFunc             func(ctx context.Context, who runtime.Caller, id string) (*store.Response, error)
 	TaskSignalIdempotentFunc func(ctx context.Context, who runtime.Caller, id, name string, payload codec.Envelope, key string, status int, body []byte) error
+	TaskQueryFunc            func(ctx context.Context, who runtime.Caller, id, name string, input codec.Envelope) (*runtime.QueryAnswer, error)
 	TaskGetFunc              func(ctx context.Context, who runtime.Caller, id string) (*store.Task, error)
 	TaskListFunc             func(ctx context.Context, who runtime.Caller, p *runtime.TaskListParams) ([]*store.Task, string, error)
 	TaskCancelFunc           func(ctx context.Context, who runtime.Caller, id string) (*store.Task, error)
@@ -178,6 +179,14 @@ func (f *fakeEngine) TaskSignalIdempotent(ctx context.Context, who runtime.Calle
 		return errFakeUnset
 	}
 	return f.TaskSignalIdempotentFunc(ctx, who, id, name, payload, key, status, body)
+}
+
+func (f *fakeEngine) TaskQuery(ctx context.Context, who runtime.Caller, id, name string, input codec.Envelope) (*runtime.QueryAnswer, error) {
+	f.calls.Add(1)
+	if f.TaskQueryFunc == nil {
+		return nil, errFakeUnset
+	}
+	return f.TaskQueryFunc(ctx, who, id, name, input)
 }
 
 func (f *fakeEngine) EventList(ctx context.Context, who runtime.Caller, id string, after int64, limit int) ([]*store.Event, error) {

@@ -30,6 +30,8 @@ var scopeTable = []struct {
 	{"POST", "/v1/tasks/{id}/cancel", "/v1/tasks/task_x/cancel", access.ScopeTasksWrite},
 	{"POST", "/v1/tasks/{id}/signals/{name}", "/v1/tasks/task_x/signals/go", access.ScopeTasksWrite},
 	{"GET", "/v1/tasks/{id}/events", "/v1/tasks/task_x/events", access.ScopeTasksRead},
+	{"GET", "/v1/tasks/{id}/queries/{name}", "/v1/tasks/task_x/queries/state", access.ScopeTasksRead},
+	{"POST", "/v1/tasks/{id}/queries/{name}", "/v1/tasks/task_x/queries/state", access.ScopeTasksRead},
 	{"POST", "/v1/responses", "/v1/responses", access.ScopeTasksWrite},
 	{"GET", "/v1/responses/{id}", "/v1/responses/resp_x", access.ScopeTasksRead},
 	{"POST", "/v1/pairings", "/v1/pairings", access.ScopeAdmin},

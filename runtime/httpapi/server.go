@@ -276,6 +276,8 @@ func (s *Server) routeTable() []route {
 		{http.MethodPost, "/v1/tasks/{id}/cancel", scopeTasksWrite, with(jsonBody), s.handleTaskCancel},
 		{http.MethodPost, "/v1/tasks/{id}/signals/{name}", scopeTasksWrite, with(jsonBody, s.idempotent(nil)), s.handleTaskSignal},
 		{http.MethodGet, "/v1/tasks/{id}/events", scopeTasksRead, nil, s.handleEventList},
+		{http.MethodGet, "/v1/tasks/{id}/queries/{name}", scopeTasksRead, nil, s.handleTaskQuery},
+		{http.MethodPost, "/v1/tasks/{id}/queries/{name}", scopeTasksRead, with(jsonBody), s.handleTaskQuery},
 
 		{http.MethodPost, "/v1/responses", scopeTasksWrite, with(jsonBody, s.idempotent(nil)), s.handleResponseCreate},
 		{http.MethodGet, "/v1/responses/{id}", scopeTasksRead, nil, s.handleResponseGet},

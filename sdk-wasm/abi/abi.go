@@ -106,6 +106,11 @@ const (
 	ImportNow = "now"
 	// ImportRandom is random(dst i64): fill dst with deterministic bytes.
 	ImportRandom = "random"
+	// ImportQueryRequest is query_request() -> i64: NoQuery when the call
+	// runs the workflow, else the length of the pending blob, the query
+	// frame {name, input}, that the guest answers instead of its own
+	// result.
+	ImportQueryRequest = "query_request"
 )
 
 // Special return values of imports (docs/abi.md, "Host imports").
@@ -125,6 +130,9 @@ const (
 	// dropped: a negative done or total, done above a known total, or a
 	// message that is not valid UTF-8. The call goes on.
 	ProgressRefused int32 = 1
+	// NoQuery is what query_request returns in a call that answers no
+	// query: the workflow runs as usual.
+	NoQuery int64 = -1
 )
 
 // Await modes, the mode argument of await.
@@ -160,6 +168,17 @@ const (
 	ManifestName       = "name"
 	ManifestKind       = "kind"
 )
+
+// Query field names: the blob of query_request is a map Value
+// {name: string, input: any}.
+const (
+	QueryName  = "name"
+	QueryInput = "input"
+)
+
+// ErrorTypeQueryNotFound is the application error type a guest returns
+// for a query it has no handler for.
+const ErrorTypeQueryNotFound = "weft.query_not_found"
 
 // Error field names: an application error is a map Value
 // {type: string, message: string, non_retryable: boolean, details: any}.

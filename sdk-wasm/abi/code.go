@@ -45,6 +45,12 @@ const (
 	CodeModuleNotFound Code = "module_not_found"
 	// CodeHostClosed: the host was closed.
 	CodeHostClosed Code = "host_closed"
+	// CodeQueryCommand: a query handler called a workflow command (an
+	// activity, a timer, a signal wait, an await): a query only reads.
+	CodeQueryCommand Code = "query_command"
+	// CodeQueryNotSupported: a query call ended without asking for its
+	// query (query_request): the workflow registered no query handler.
+	CodeQueryNotSupported Code = "query_not_supported"
 )
 
 // Failure codes of a deploy (Compile), which also fail a call that has to

@@ -36,6 +36,7 @@ WEFT_IMPORT("weft:workflow/v1", "await") int32_t weft__await(uint64_t ids, int32
 WEFT_IMPORT("weft:workflow/v1", "future_result") int64_t weft__future_result(int64_t id);
 WEFT_IMPORT("weft:workflow/v1", "now") int64_t weft__now(void);
 WEFT_IMPORT("weft:workflow/v1", "random") void weft__random(uint64_t dst);
+WEFT_IMPORT("weft:workflow/v1", "query_request") int64_t weft__query_request(void);
 
 /* pack packs a guest pointer and a length: ptr << 32 | n
  * (docs/abi.md, "Pointers and lengths"). */
@@ -980,6 +981,12 @@ static int32_t send_error(weft_value *e) {
 
 static void end_call(void);
 
+/* query_answer is answer_query once a query handler was registered, and
+ * NULL before. It is volatile so that the compiler cannot call
+ * answer_query directly: a module that never registers a handler then
+ * links neither it nor the query_request import. */
+static int32_t (*volatile query_answer)(bool *answered);
+
 WEFT_EXPORT("weft_call") int32_t weft__export_call(uint64_t name_packed, uint64_t input_packed) {
     uint64_t mem = (uint64_t)__builtin_wasm_memory_size(0) * 65536;
     uint32_t np = (uint32_t)(name_packed >> 32), nl = (uint32_t)name_packed;
@@ -1006,6 +1013,17 @@ WEFT_EXPORT("weft_call") int32_t weft__export_call(uint64_t name_packed, uint64_
     call.active = true;
     call.fn = fn;
     weft_value *result = fn->fn(in);
+    int32_t (*answer)(bool *) = query_answer;
+    if (fn->workflow && answer) {
+        bool answered = false;
+        int32_t status = answer(&answered);
+        if (answered) {
+            if (result != in) weft_value_free(result);
+            weft_value_free(in);
+            end_call();
+            return status;
+        }
+    }
     weft_value *err = call.error;
     bool suspended = call.suspended;
     call.error = NULL;
@@ -1057,6 +1075,7 @@ int64_t weft_host_wait_signal(const void *name, size_t n, int64_t timeout_ms) { 
 int32_t weft_host_await(const int64_t *ids, size_t n, int32_t mode) { return weft__await(pack(ids, 8 * n), mode); }
 int64_t weft_host_future_result(int64_t id) { return weft__future_result(id); }
 int64_t weft_host_now(void) { return weft__now(); }
+int64_t weft_host_query_request(void) { return weft__query_request(); }
 void weft_host_random(void *dst, size_t n) { weft__random(pack(dst, n)); }
 
 void weft_log_n(weft_level level, const char *m, size_t n) { weft__log((int32_t)level, pack(m, n)); }
@@ -1117,7 +1136,20 @@ static weft_future *new_future(void) {
     return f;
 }
 
+/* The query handlers of the running workflow call. */
+typedef struct query_handler {
+    char *name;
+    size_t name_len;
+    weft_query_fn fn;
+    void *data;
+} query_handler;
+
+static query_handler queries[WEFT_MAX_QUERY_HANDLERS];
+static size_t queries_len;
+
 static void end_call(void) {
+    for (size_t i = 0; i < queries_len; i++) free(queries[i].name);
+    queries_len = 0;
     while (call.futures) {
         weft_future *f = call.futures;
         call.futures = f->next;
@@ -1283,4 +1315,87 @@ void weft_random(void *dst, size_t n) {
         p += k;
         n -= k;
     }
+}
+
+/* ----------------------------------------------------------------------
+ * Queries (docs/abi.md, "Queries")
+ * -------------------------------------------------------------------- */
+
+/* answer_query runs at the end of a workflow call once a handler was
+ * registered: when the call answers a query, it drops what the workflow
+ * returned, runs the query's handler, hands over its answer or error, sets
+ * *answered and returns the status. */
+static int32_t answer_query(bool *answered) {
+    int64_t n = weft__query_request();
+    if (n == WEFT_NO_QUERY) return 0;
+    *answered = true;
+    call.suspended = false;
+    weft_value_free(call.error);
+    call.error = NULL;
+    uint8_t *b = read_blob((size_t)n);
+    weft_value *q = NULL;
+    weft_code c = weft_decode_frame(b, (size_t)n, &q);
+    free(b);
+    if (c != WEFT_OK) return send_error(weft_error_value("weft.invalid_input", msg, true, NULL));
+    const char *name = "";
+    size_t name_len = 0;
+    weft_as_string(weft_map_get(q, "name"), &name, &name_len);
+    const query_handler *h = NULL;
+    for (size_t i = 0; i < queries_len && !h; i++)
+        if (queries[i].name_len == name_len && memcmp(queries[i].name, name, name_len) == 0) h = &queries[i];
+    if (!h) {
+        weft_buf text = WEFT_BUF_INIT;
+        const char *a = "the workflow has no query handler \"", *z = "\"; it has: ";
+        buf_put(&text, a, strlen(a));
+        buf_put(&text, name, name_len);
+        buf_put(&text, z, strlen(z));
+        for (size_t i = 0; i < queries_len; i++) {
+            if (i) buf_put(&text, ", ", 2);
+            buf_put(&text, queries[i].name, queries[i].name_len);
+        }
+        if (!queries_len) buf_put(&text, "none", 4);
+        buf_put(&text, "", 1); /* the NUL */
+        weft_value *e = weft_error_value("weft.query_not_found", (const char *)text.data, true, NULL);
+        weft_buf_free(&text);
+        weft_value_free(q);
+        return send_error(e);
+    }
+    const weft_value *input = weft_map_get(q, "input");
+    weft_value *r = h->fn(input, h->data);
+    weft_value_free(q);
+    if (call.suspended) {
+        weft_value_free(r);
+        weft_value_free(call.error);
+        call.error = NULL;
+        return send_error(weft_error_value("weft.query_suspended", "the query handler waited on a future", true, NULL));
+    }
+    if (call.error) {
+        weft_value_free(r);
+        weft_value *e = call.error;
+        call.error = NULL;
+        return send_error(e);
+    }
+    out.len = 0;
+    c = weft_append_frame(&out, r);
+    weft_value_free(r);
+    if (c != WEFT_OK) return send_error(weft_error_value("weft.invalid_output", msg, true, NULL));
+    weft__set_output(pack(out.data, out.len));
+    trim();
+    return WEFT_STATUS_OK;
+}
+
+bool weft_set_query_handler(const char *name, weft_query_fn fn, void *data) {
+    size_t n = name ? strlen(name) : 0;
+    if (!call.active || !call.fn->workflow || !fn || n == 0 || n > WEFT_MAX_NAME_LEN || !utf8_valid((const uint8_t *)name, n))
+        return false;
+    for (size_t i = 0; i < queries_len; i++)
+        if (queries[i].name_len == n && memcmp(queries[i].name, name, n) == 0) {
+            queries[i].fn = fn;
+            queries[i].data = data;
+            return true;
+        }
+    if (queries_len >= WEFT_MAX_QUERY_HANDLERS) return false;
+    queries[queries_len++] = (query_handler){dupn(name, n), n, fn, data};
+    query_answer = answer_query;
+    return true;
 }

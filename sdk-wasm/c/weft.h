@@ -65,6 +65,9 @@ extern "C" {
  * UTF-8); the call goes on either way. */
 #define WEFT_PROGRESS_OK 0
 #define WEFT_PROGRESS_REFUSED 1
+/* WEFT_NO_QUERY is what weft_host_query_request returns in a call that
+ * answers no query. */
+#define WEFT_NO_QUERY (-1)
 
 /* Limits the host enforces. */
 #define WEFT_MAX_NAME_LEN 256           /* function, module, signal names */
@@ -73,6 +76,7 @@ extern "C" {
 #define WEFT_MAX_RANDOM_LEN (64 << 10)  /* one random import call */
 #define WEFT_MAX_AWAIT 1024             /* futures in one await */
 #define WEFT_MAX_FUNCTIONS 1024         /* functions in a manifest */
+#define WEFT_MAX_QUERY_HANDLERS 64      /* query handlers of one workflow call */
 
 /* Codec limits, the same as the Go codec's DefaultLimits. */
 #define WEFT_MAX_DEPTH 64               /* nested lists and maps */
@@ -369,6 +373,23 @@ int64_t weft_now(void);
 /* weft_random fills dst with the workflow's deterministic random bytes. */
 void weft_random(void *dst, size_t n);
 
+/* weft_query_fn answers a query (docs/workflows.md, "Queries"): input is
+ * the query's argument (borrowed), data what weft_set_query_handler was
+ * given. It returns the answer (owned by the SDK), or fails the query with
+ * `return weft_error(...)`. It must only read the workflow's state:
+ * weft_now, weft_random and weft_log work, while an activity, a timer, a
+ * signal wait or an await fails the query with query_command. */
+typedef weft_value *(*weft_query_fn)(const weft_value *input, void *data);
+
+/* weft_set_query_handler registers fn as the query handler called name for
+ * the rest of the running workflow call, replacing one of the same name. A
+ * query replays the workflow in a call of its own up to where it waits or
+ * returns, then calls the handler; it is never journaled. It returns false
+ * outside a workflow call, for a name that is empty, longer than 256 bytes
+ * or not UTF-8, for a NULL fn, and past WEFT_MAX_QUERY_HANDLERS handlers.
+ * A module that never calls it never imports query_request. */
+bool weft_set_query_handler(const char *name, weft_query_fn fn, void *data);
+
 /* ----------------------------------------------------------------------
  * Raw host imports (docs/abi.md, "Host imports")
  *
@@ -397,6 +418,7 @@ int32_t weft_host_await(const int64_t *ids, size_t n, int32_t mode); /* index, 0
 int64_t weft_host_future_result(int64_t id); /* outcome << 32 | blob length */
 int64_t weft_host_now(void);
 void weft_host_random(void *dst, size_t n);
+int64_t weft_host_query_request(void); /* query frame length, or WEFT_NO_QUERY */
 
 #ifdef __cplusplus
 }

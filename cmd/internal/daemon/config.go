@@ -99,6 +99,8 @@ type Config struct {
 	ClientMemoryLimit     int64
 	MaxPendingSignals     int
 	MaxPendingSignalBytes int64
+	MaxQueries            int
+	QueryTimeout          time.Duration
 	MaxPageBytes          int64
 	MaxProjectionBytes    int64
 	MaxReadBytes          int64
@@ -191,6 +193,12 @@ func (cfg *Config) Validate() error {
 	if cfg.Grace < 0 {
 		return errors.New("--shutdown-grace must not be negative")
 	}
+	if cfg.MaxQueries < 0 {
+		return errors.New("--max-queries must not be negative")
+	}
+	if cfg.QueryTimeout < 0 {
+		return errors.New("--query-timeout must not be negative")
+	}
 	if cfg.RetryAttempts < 1 {
 		return errors.New("--default-retry-attempts must be at least 1")
 	}
@@ -245,6 +253,8 @@ func RegisterFlags(f *pflag.FlagSet, cfg *Config) {
 	SizeVar(f, &cfg.ClientMemoryLimit, "client-memory-limit", 0, "largest memory_limit_bytes a non-admin client may ask for (default 256MiB)")
 	f.IntVar(&cfg.MaxPendingSignals, "max-pending-signals", 0, "signals a workflow may hold unconsumed (default 1000)")
 	SizeVar(f, &cfg.MaxPendingSignalBytes, "max-pending-signal-bytes", 0, "bytes of signals a workflow may hold unconsumed (default 16MiB)")
+	f.IntVar(&cfg.MaxQueries, "max-queries", runtime.DefaultMaxQueries, "workflow queries answered at once; one more waits 0.5s for a slot, then gets 429")
+	f.DurationVar(&cfg.QueryTimeout, "query-timeout", runtime.DefaultQueryTimeout, "longest a workflow query may take to replay and answer")
 	SizeVar(f, &cfg.MaxPageBytes, "max-page-bytes", 0, "a list page ends early past this encoded size (default 4MiB)")
 	SizeVar(f, &cfg.MaxProjectionBytes, "max-projection-bytes", 0, "largest stored payload shown with its typed projection (default 1MiB)")
 	SizeVar(f, &cfg.MaxReadBytes, "max-read-bytes", 0, "stored payload bytes single reads write out at once (default 64MiB)")

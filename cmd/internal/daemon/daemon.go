@@ -186,6 +186,8 @@ func (m *Main) open(ctx context.Context) error {
 		ClientMemoryLimit:     cfg.ClientMemoryLimit,
 		MaxPendingSignals:     cfg.MaxPendingSignals,
 		MaxPendingSignalBytes: cfg.MaxPendingSignalBytes,
+		MaxQueries:            cfg.MaxQueries,
+		QueryTimeout:          cfg.QueryTimeout,
 
 		StoreRetry: cfg.StoreRetry,
 

@@ -62,6 +62,9 @@ func (x executor) Call(ctx context.Context, c *runtime.Call) (*runtime.CallResul
 	if c.Workflow != nil {
 		req.Workflow = &workflowHost{wh: c.Workflow}
 	}
+	if c.Query != nil {
+		req.Query = &host.Query{Name: c.Query.Name, Input: c.Query.Input}
+	}
 	res, err := x.host.Call(ctx, req)
 	if err != nil {
 		return nil, hostError(err)

@@ -298,6 +298,20 @@ func (c *Client) TaskSignal(ctx context.Context, id, name string, req *SignalReq
 	return &s, nil
 }
 
+// TaskQuery asks a workflow's query handler name:
+// POST /v1/tasks/{id}/queries/{name}. The workflow's state does not
+// change. A nil req sends the null value.
+func (c *Client) TaskQuery(ctx context.Context, id, name string, req *QueryRequest) (*QueryResult, error) {
+	if req == nil {
+		req = &QueryRequest{}
+	}
+	var q QueryResult
+	if err := c.jsonCall(ctx, http.MethodPost, "/v1/tasks/"+esc(id)+"/queries/"+esc(name), req, &q); err != nil {
+		return nil, err
+	}
+	return &q, nil
+}
+
 // ResponseGet returns the stored response of a finished task:
 // GET /v1/responses/{id} (Task.ResponseID). A task still running is an
 // *Error with code task_not_finished.

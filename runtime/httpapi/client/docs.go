@@ -222,6 +222,26 @@ type Signal struct {
 	Name   string `json:"name"`
 }
 
+// QueryRequest is the body of POST /v1/tasks/{id}/queries/{name}.
+type QueryRequest struct {
+	// Input is the {codec, blob} envelope of the query's argument (InputOf
+	// builds it); nil sends the null value.
+	Input json.RawMessage `json:"input"`
+}
+
+// QueryResult is the answer of a workflow's query handler.
+type QueryResult struct {
+	Object string `json:"object"`
+	TaskID string `json:"task_id"`
+	Name   string `json:"name"`
+	// Status is the task's status when the query read it.
+	Status         string          `json:"status"`
+	OutputEnvelope *codec.Envelope `json:"output_envelope"`
+	Output         json.RawMessage `json:"output"`
+	// OutputProjectionOmitted says that Output is left out for its size.
+	OutputProjectionOmitted bool `json:"output_projection_omitted,omitempty"`
+}
+
 // PairingRequest is the body of POST /v1/pairings.
 type PairingRequest struct {
 	// Scopes the code grants; none is the daemon's default scopes.

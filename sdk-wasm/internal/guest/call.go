@@ -47,19 +47,30 @@ func Call(namePacked, inputPacked uint64) (status abi.Status) {
 		last = f
 	}
 	if f.frame != nil {
-		return callFrame(f.frame, input)
+		return callFrame(f, input)
 	}
 	in, err := codec.DecodeFrame(input)
 	if err != nil {
 		return fail(&ApplicationError{Type: "weft.invalid_input", Message: err.Error(), NonRetryable: true})
 	}
 	v, susp, err := run(f.handler, in)
+	if f.kind == abi.KindWorkflow && answer != nil {
+		if status, ok := answer(); ok {
+			return status
+		}
+	}
 	switch {
 	case susp:
 		return abi.StatusSuspended
 	case err != nil:
 		return fail(AsApplicationError(err))
 	}
+	return output(v)
+}
+
+// output encodes v and hands it to the host as the call's result.
+func output(v codec.Value) abi.Status {
+	var err error
 	out, err = codec.AppendFrame(out[:0], v)
 	if err != nil {
 		return fail(&ApplicationError{Type: "weft.invalid_output", Message: err.Error(), NonRetryable: true})
@@ -69,10 +80,15 @@ func Call(namePacked, inputPacked uint64) (status abi.Status) {
 	return abi.StatusOK
 }
 
-// callFrame runs a FrameHandler.
-func callFrame(h FrameHandler, input []byte) abi.Status {
+// callFrame runs the FrameHandler of f.
+func callFrame(f *function, input []byte) abi.Status {
 	var v Frame
-	susp, err := protect(func() (err error) { v, err = h(input); return err })
+	susp, err := protect(func() (err error) { v, err = f.frame(input); return err })
+	if f.kind == abi.KindWorkflow && answer != nil {
+		if status, ok := answer(); ok {
+			return status
+		}
+	}
 	switch {
 	case susp:
 		return abi.StatusSuspended

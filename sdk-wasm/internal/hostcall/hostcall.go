@@ -202,3 +202,13 @@ func Random(p []byte) {
 		p = p[n:]
 	}
 }
+
+// QueryRequest returns the query frame {name, input} the call answers,
+// and false when the call answers no query.
+func QueryRequest() ([]byte, bool) {
+	n := rawQueryRequest()
+	if n == abi.NoQuery {
+		return nil, false
+	}
+	return readBlob(uint32(n)), true
+}

@@ -23,3 +23,4 @@ func rawAwait(uint64, int32) int32                             { panic(errNoHost
 func rawFutureRead(int64, uint64) int64                        { panic(errNoHost) }
 func rawNow() int64                                            { panic(errNoHost) }
 func rawRandom(uint64)                                         { panic(errNoHost) }
+func rawQueryRequest() int64                                   { panic(errNoHost) }

@@ -51,3 +51,6 @@ func rawNow() int64
 
 //go:wasmimport weft:workflow/v1 random
 func rawRandom(dst uint64)
+
+//go:wasmimport weft:workflow/v1 query_request
+func rawQueryRequest() int64

@@ -1,6 +1,7 @@
 // Command wfbench is the workflow guest of the daemon's workflow benchmarks
 // (cmd/internal/daemon/workflow_bench_test.go): an echo activity and
-// workflows that run it sequentially, in parallel, or wait for a signal.
+// workflows that run it sequentially, in parallel, or wait for a signal,
+// one with a query.
 //
 // Build (the committed cmd/weft/testdata/wfbench.wasm is this command's
 // output):
@@ -40,14 +41,18 @@ func Sequential(ctx workflow.Context, n int64) (int64, error) {
 
 // FanOutThenWait runs n echo activities at once, reads their results in
 // order, then waits for signals "tick" until one carries "stop": a running
-// workflow with a journal of n steps, replayed at each tick.
+// workflow with a journal of n steps, replayed at each tick. Its query
+// "sum" answers the sum of the results read so far.
 func FanOutThenWait(ctx workflow.Context, n int64) (int64, error) {
+	var sum int64
+	if err := workflow.SetQueryHandler(ctx, "sum", func(any) (int64, error) { return sum, nil }); err != nil {
+		return 0, err
+	}
 	futures := make([]workflow.Future, n)
 	for i := range futures {
 		futures[i] = workflow.ExecuteActivity(ctx, "echo", int64(i))
 	}
 	workflow.AwaitAll(ctx, futures...)
-	var sum int64
 	for _, f := range futures {
 		var out int64
 		if err := f.Get(ctx, &out); err != nil {
