@@ -17,7 +17,7 @@ import (
 // with query_command, and nothing is recorded.
 func TestQuery(t *testing.T) {
 	t.Parallel()
-	for _, kit := range []struct{ name, path string }{{"Go", testkitPath}, {"C", testkitCPath}} {
+	for _, kit := range testkitModules {
 		t.Run(kit.name, func(t *testing.T) {
 			t.Parallel()
 			testQuery(t, kit.path)

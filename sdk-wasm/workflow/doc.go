@@ -39,6 +39,13 @@
 //		return out, nil
 //	}
 //
+// # Queries
+//
+// SetQueryHandler registers a read-only view of the workflow's state, which
+// clients read with GET /v1/tasks/{id}/queries/{name} or weft tasks query:
+// the daemon replays the workflow in a call of its own, recording nothing,
+// and calls the handler where the replay stops.
+//
 // The wire contract behind this package is docs/abi.md (weft ABI v1,
 // "Workflow imports").
 package workflow

@@ -278,6 +278,54 @@ func BenchmarkWorkflowReplay(b *testing.B) {
 	}
 }
 
+// BenchmarkWorkflowQuery measures a query of a waiting workflow whose
+// journal holds 1,000 activity steps, through Engine.TaskQuery (read the
+// journal from the store, replay it in a call of its own, run the
+// handler), against one warm echo call of the stock Go echo activity in
+// the same run. There is no target: a query costs about one replay from
+// the store, and this reports how much.
+//
+//	go test ./cmd/internal/daemon -run '^$' -bench 'BenchmarkWorkflowQuery$' -benchtime 20x -count 3
+func BenchmarkWorkflowQuery(b *testing.B) {
+	be := MustBenchEngine(b)
+	ctx := context.Background()
+	goWasm, err := os.ReadFile(wfbenchWasm)
+	require.NoError(b, err)
+	in, err := codec.EncodeFrame(codec.Long(7))
+	require.NoError(b, err)
+	echo := &runtime.Call{
+		TaskID: "bench", Module: "wfbench", Digest: modules.Digest(goWasm), Function: "echo", Input: in,
+		Wasm: func(context.Context) ([]byte, error) { return goWasm, nil },
+	}
+	const steps = 1000
+	id := be.startIn(b, "wfbench", "fanout_wait", steps)
+	be.waitFor(b, id, "signal.waiting")
+	query := func() {
+		a, err := be.e.TaskQuery(ctx, be.admin, id, "sum", codec.Envelope{})
+		require.NoError(b, err)
+		v, err := codec.DecodeFrame(a.Output.Data)
+		require.NoError(b, err)
+		sum, _ := v.AsLong()
+		require.Equal(b, int64(steps*(steps-1)/2), sum)
+	}
+	query() // warm the pool and the compiled module
+	var queries, calls cost
+	b.ResetTimer()
+	for range b.N {
+		queries = queries.add(measure(query))
+		calls = calls.add(measure(func() {
+			for range 200 {
+				if _, err := be.x.Call(ctx, echo); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}).div(200))
+	}
+	n := time.Duration(b.N)
+	reportRatio(b, "query", queries.div(n), calls.div(n), "echo-call")
+	_, _ = be.e.TaskCancel(ctx, be.admin, id)
+}
+
 // BenchmarkWorkflowActivities compares a workflow of 100 sequential echo
 // activities, per activity, with a standalone echo task, each from submit
 // to completion through the engine with durable commits (target: at most
