@@ -39,6 +39,13 @@ var (
 	// nothing; the method returns the task as it is now beside the error,
 	// as for ErrConflict.
 	ErrLeaseLost = errors.New("store: lease lost")
+	// ErrWorkflowIDInUse reports a workflow task inserted with the workflow
+	// id of an open run (queued, loading, running or cancelling) of the
+	// same owner.
+	ErrWorkflowIDInUse = errors.New("store: workflow id in use")
+	// ErrWorkflowIDReuse reports a workflow task inserted with the workflow
+	// id of an ended run that its reuse policy does not let it take.
+	ErrWorkflowIDReuse = errors.New("store: workflow id reuse refused")
 )
 
 // Store is the persistence contract of weft (persistence §11). Every method

@@ -2,6 +2,8 @@ package store
 
 import (
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Task is one execution of a module function: an activity, or a workflow
@@ -71,6 +73,9 @@ type Task struct {
 	OwnerClientID string
 	// ParentTaskID is the workflow task that started this one, or "".
 	ParentTaskID string
+	// WorkflowID is the caller-chosen id of a workflow task, unique among
+	// the owner's open runs (see TaskInsertParams.WorkflowID); "" for none.
+	WorkflowID string
 	// NotBefore is the earliest time a queued task may be claimed (retry
 	// backoff, timers).
 	// Millisecond precision, UTC.
@@ -195,6 +200,17 @@ type TaskInsertParams struct {
 	// ParentEvents are appended to the parent's log in the same
 	// transaction, such as activity.scheduled. Defaults to none.
 	ParentEvents []EventDraft
+	// WorkflowID names a workflow task for its owner (1 to
+	// MaxWorkflowIDLen bytes of UTF-8 without control characters): at
+	// most one open run (queued, loading, running, cancelling) of an
+	// owner holds a workflow id, and the insert of another fails with
+	// ErrWorkflowIDInUse; WorkflowIDReuse decides whether it may follow an
+	// ended one. Only for KindWorkflow. Defaults to "" (none).
+	WorkflowID string
+	// WorkflowIDReuse says whether a task may take the workflow id of the
+	// owner's latest run once it ended; a refusal is ErrWorkflowIDReuse.
+	// Defaults to ReuseAllowDuplicate.
+	WorkflowIDReuse WorkflowIDReusePolicy
 	// NotBefore delays the first claim; stored truncated to the
 	// millisecond, in UTC. Defaults to the insert time.
 	NotBefore time.Time
@@ -237,6 +253,9 @@ type TaskListParams struct {
 	// Function limits the list to one function name. Defaults to "" (no
 	// filter).
 	Function string
+	// WorkflowID limits the list to the runs of one workflow id (with
+	// OwnerClientID, of one owner). Defaults to "" (no filter).
+	WorkflowID string
 	// Cursor is the id of the last task of the previous page. Defaults to ""
 	// (the first page).
 	Cursor string
@@ -250,6 +269,57 @@ type TaskListParams struct {
 	// caller serving pages of MaxListLimit can ask for one task more to learn
 	// whether another page follows.
 	Limit int
+}
+
+// WorkflowIDReusePolicy says whether a new run may take the workflow id of
+// an ended one (TaskInsertParams.WorkflowIDReuse), as Temporal's policies
+// of the same names do. A workflow id is never shared with an open run.
+type WorkflowIDReusePolicy string
+
+// The workflow id reuse policies.
+const (
+	// ReuseAllowDuplicate lets a run follow any ended run.
+	ReuseAllowDuplicate WorkflowIDReusePolicy = "allow_duplicate"
+	// ReuseAllowDuplicateFailedOnly lets a run follow an ended run that
+	// did not complete (failed or cancelled).
+	ReuseAllowDuplicateFailedOnly WorkflowIDReusePolicy = "allow_duplicate_failed_only"
+	// ReuseRejectDuplicate lets no run follow an ended one while the
+	// store keeps it (retention).
+	ReuseRejectDuplicate WorkflowIDReusePolicy = "reject_duplicate"
+)
+
+// Valid reports whether p is a known policy.
+func (p WorkflowIDReusePolicy) Valid() bool {
+	return p == ReuseAllowDuplicate || p == ReuseAllowDuplicateFailedOnly || p == ReuseRejectDuplicate
+}
+
+// Allows reports whether p lets a new run follow an ended run in status
+// last.
+func (p WorkflowIDReusePolicy) Allows(last Status) bool {
+	switch p {
+	case ReuseRejectDuplicate:
+		return false
+	case ReuseAllowDuplicateFailedOnly:
+		return last == StatusFailed || last == StatusCancelled
+	}
+	return true
+}
+
+// MaxWorkflowIDLen is the longest workflow id, in bytes.
+const MaxWorkflowIDLen = 256
+
+// ValidWorkflowID reports whether id is 1 to MaxWorkflowIDLen bytes of
+// UTF-8 without control characters.
+func ValidWorkflowID(id string) bool {
+	if id == "" || len(id) > MaxWorkflowIDLen || !utf8.ValidString(id) {
+		return false
+	}
+	for _, r := range id {
+		if unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // MaxListLimit is the largest page of tasks an API should serve; TaskList

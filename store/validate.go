@@ -152,6 +152,12 @@ func (p *TaskInsertParams) Validate() error {
 		return fmt.Errorf("%w: negative task timeout", ErrInvalid)
 	case p.ParentTaskID == "" && len(p.ParentEvents) > 0:
 		return fmt.Errorf("%w: parent events without a parent task", ErrInvalid)
+	case p.WorkflowID != "" && p.Kind != KindWorkflow:
+		return fmt.Errorf("%w: a workflow id names a workflow task", ErrInvalid)
+	case p.WorkflowID != "" && !ValidWorkflowID(p.WorkflowID):
+		return fmt.Errorf("%w: workflow id %q is not 1 to %d bytes of UTF-8 without control characters", ErrInvalid, p.WorkflowID, MaxWorkflowIDLen)
+	case p.WorkflowIDReuse != "" && !p.WorkflowIDReuse.Valid():
+		return fmt.Errorf("%w: unknown workflow id reuse policy %q", ErrInvalid, p.WorkflowIDReuse)
 	}
 	if p.ID != "" {
 		if err := CheckID(TaskIDPrefix, p.ID); err != nil {

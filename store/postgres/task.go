@@ -59,10 +59,10 @@ func (db *DB) TaskInsert(ctx context.Context, p *store.TaskInsertParams) (*store
 const insertTaskSQL = `INSERT INTO tasks (id, module, module_digest, function, kind, input_codec, input, status,
 	on_restart, timeout_ms, retry, attempt, owner_client_id, parent_task_id, not_before, created_at, updated_at,
 	started_at, last_seq, memory_limit, lease_host, lease_token, lease_expires_at,
-	deadline, run_timeout_ms, run_deadline, schedule_to_start_ms, start_deadline, heartbeat_timeout_ms)
+	deadline, run_timeout_ms, run_deadline, schedule_to_start_ms, start_deadline, heartbeat_timeout_ms, workflow_id)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
 		date_trunc('milliseconds', now()) + $23::bigint * interval '1 millisecond',
-		$24, $25, $26, $27, $28, $29)`
+		$24, $25, $26, $27, $28, $29, $30)`
 
 // insertTask inserts the task of p under id, owned by owner, with its
 // first event; with start it is inserted running in attempt 1, with the
@@ -94,11 +94,27 @@ func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, star
 	if start {
 		started = n
 	}
+	var workflowID any
+	if task.WorkflowID != "" {
+		// The latest run decides; the partial unique index settles a race
+		// with another insert of the same id.
+		latest, err := t.latestRun(owner, task.WorkflowID)
+		if err != nil {
+			return nil, err
+		}
+		if err := backend.CheckWorkflowID(p, latest); err != nil {
+			return nil, err
+		}
+		workflowID = task.WorkflowID
+	}
 	// Queued with the rest of the transaction: a taken id fails it, and
 	// the primary key's violation becomes ErrExists.
 	t.laterInsert(func(err error) error {
 		if isUnique(err, "tasks_pkey") {
 			return fmt.Errorf("%w: task %s", store.ErrExists, task.ID)
+		}
+		if isUnique(err, "tasks_workflow_open") {
+			return fmt.Errorf("%w: workflow id %q", store.ErrWorkflowIDInUse, task.WorkflowID)
 		}
 		return err
 	}, insertTaskSQL,
@@ -107,13 +123,29 @@ func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, star
 		task.NotBefore, n, n, started, task.LastSeq, task.MemoryLimit,
 		task.Lease.Host, task.Lease.Token, lease,
 		tsOrNull(task.Deadline), task.RunTimeout.Milliseconds(), tsOrNull(task.RunDeadline),
-		task.ScheduleToStartTimeout.Milliseconds(), tsOrNull(task.StartDeadline), task.HeartbeatTimeout.Milliseconds())
+		task.ScheduleToStartTimeout.Milliseconds(), tsOrNull(task.StartDeadline), task.HeartbeatTimeout.Milliseconds(),
+		workflowID)
 	t.insertEvent(task.ID, 0, store.EventResponseCreated, store.StatusPayload(store.StatusQueued, "", 0, ""), n)
 	if start {
 		t.insertEvent(task.ID, 1, store.EventStatusChanged, store.StatusPayload(store.StatusLoading, store.StatusQueued, 1, ""), n)
 		t.insertEvent(task.ID, 2, store.EventResponseInProgress, store.StatusPayload(store.StatusRunning, store.StatusLoading, 1, ""), n)
 	}
 	return task, nil
+}
+
+// latestRun returns the newest task of owner with workflow id, with its id
+// and status only; nil for none.
+func (t *tx) latestRun(owner, workflowID string) (*store.Task, error) {
+	var id, status string
+	err := t.scanRow(`SELECT id, status FROM tasks WHERE owner_client_id = $1 AND workflow_id = $2 ORDER BY id DESC LIMIT 1`,
+		[]any{owner, workflowID}, &id, &status)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &store.Task{ID: id, Status: store.Status(status)}, nil
 }
 
 // TaskGet implements store.Store.
@@ -156,6 +188,9 @@ func (db *DB) TaskList(ctx context.Context, p *store.TaskListParams) ([]*store.T
 	}
 	if p.Function != "" {
 		where = append(where, "function = "+arg(p.Function))
+	}
+	if p.WorkflowID != "" {
+		where = append(where, "workflow_id = "+arg(p.WorkflowID))
 	}
 	if len(p.Statuses) > 0 {
 		ss := make([]string, len(p.Statuses))

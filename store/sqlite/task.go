@@ -70,9 +70,19 @@ func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, star
 		t.workAppeared()
 	}
 	inCodec, in := backend.PayloadArgs(task.Input)
-	var parent, started any
+	var parent, started, workflowID any
 	if task.ParentTaskID != "" {
 		parent = task.ParentTaskID
+	}
+	if task.WorkflowID != "" {
+		latest, err := t.latestRun(owner, task.WorkflowID)
+		if err != nil {
+			return nil, err
+		}
+		if err := backend.CheckWorkflowID(p, latest); err != nil {
+			return nil, err
+		}
+		workflowID = task.WorkflowID
 	}
 	if start {
 		started = ms(n)
@@ -80,15 +90,18 @@ func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, star
 	_, err = t.exec(`INSERT INTO tasks (id, module, module_digest, function, kind, input_codec, input, status,
 		on_restart, timeout_ms, retry, attempt, owner_client_id, parent_task_id, not_before, created_at, updated_at,
 		started_at, last_seq, memory_limit, lease_host, lease_token, lease_expires_at,
-		deadline, run_timeout_ms, run_deadline, schedule_to_start_ms, start_deadline, heartbeat_timeout_ms)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		deadline, run_timeout_ms, run_deadline, schedule_to_start_ms, start_deadline, heartbeat_timeout_ms, workflow_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		task.ID, task.Module, task.ModuleDigest, task.Function, string(task.Kind), inCodec, in, string(task.Status),
 		string(task.OnRestart), task.Timeout.Milliseconds(), retry, task.Attempt, task.OwnerClientID, parent,
 		ms(task.NotBefore), ms(n), ms(n), started, task.LastSeq, task.MemoryLimit,
 		task.Lease.Host, task.Lease.Token, msOrNull(task.Lease.ExpiresAt),
 		msOrNull(task.Deadline), task.RunTimeout.Milliseconds(), msOrNull(task.RunDeadline),
-		task.ScheduleToStartTimeout.Milliseconds(), msOrNull(task.StartDeadline), task.HeartbeatTimeout.Milliseconds())
+		task.ScheduleToStartTimeout.Milliseconds(), msOrNull(task.StartDeadline), task.HeartbeatTimeout.Milliseconds(), workflowID)
 	if err != nil {
+		if isConstraint(err) && strings.Contains(err.Error(), "workflow_id") {
+			return nil, fmt.Errorf("%w: workflow id %q", store.ErrWorkflowIDInUse, task.WorkflowID)
+		}
 		if isConstraint(err) {
 			return nil, fmt.Errorf("%w: task %s", store.ErrExists, task.ID)
 		}
@@ -107,6 +120,25 @@ func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, star
 	}
 	t.cachePut(task)
 	return task, nil
+}
+
+// latestRun returns the newest task of owner with workflow id, with its id
+// and status only; nil for none.
+func (t *tx) latestRun(owner, workflowID string) (*store.Task, error) {
+	var id, status string
+	row, err := t.queryRow(`SELECT id, status FROM tasks WHERE owner_client_id = ? AND workflow_id = ? ORDER BY id DESC LIMIT 1`,
+		owner, workflowID)
+	if err != nil {
+		return nil, err
+	}
+	err = row.Scan(&id, &status)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &store.Task{ID: id, Status: store.Status(status)}, nil
 }
 
 // TaskGet implements store.Store.
@@ -149,6 +181,10 @@ func (db *DB) TaskList(ctx context.Context, p *store.TaskListParams) ([]*store.T
 	if p.Function != "" {
 		where = append(where, "function = ?")
 		args = append(args, p.Function)
+	}
+	if p.WorkflowID != "" {
+		where = append(where, "workflow_id = ?")
+		args = append(args, p.WorkflowID)
 	}
 	if len(p.Statuses) > 0 {
 		marks := make([]string, len(p.Statuses))

@@ -53,6 +53,7 @@ func Run(t *testing.T, newStore func(testing.TB) store.Store) {
 		{"Budget", testBudget},
 		{"Progress", testProgress},
 		{"Timeout", testTimeout},
+		{"WorkflowID", testWorkflowID},
 		{"Validate", testValidate},
 		{"TimePrecision", testTimePrecision},
 	}

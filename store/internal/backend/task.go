@@ -40,6 +40,7 @@ func NewTask(p *store.TaskInsertParams, id, owner string, start bool, n time.Tim
 		Retry:                  p.Retry,
 		OwnerClientID:          owner,
 		ParentTaskID:           p.ParentTaskID,
+		WorkflowID:             p.WorkflowID,
 		NotBefore:              n,
 		CreatedAt:              n,
 		UpdatedAt:              n,
@@ -56,6 +57,25 @@ func NewTask(p *store.TaskInsertParams, id, owner string, start bool, n time.Tim
 	}
 	task.StartDeadline = StartDeadline(task)
 	return task, nil
+}
+
+// CheckWorkflowID decides whether the task of p may take its workflow id,
+// given the owner's latest run of that id (nil for none): ErrWorkflowIDInUse
+// while that run is open, ErrWorkflowIDReuse when p's reuse policy refuses
+// to follow it, nil otherwise.
+func CheckWorkflowID(p *store.TaskInsertParams, latest *store.Task) error {
+	if p.WorkflowID == "" || latest == nil {
+		return nil
+	}
+	if !latest.Status.IsTerminal() {
+		return fmt.Errorf("%w: workflow id %q is held by the open run %s (%s)", store.ErrWorkflowIDInUse, p.WorkflowID, latest.ID, latest.Status)
+	}
+	policy := OrDefault(p.WorkflowIDReuse, store.ReuseAllowDuplicate)
+	if !policy.Allows(latest.Status) {
+		return fmt.Errorf("%w: workflow id %q was last run by %s, which ended %s; the policy %s refuses a new run",
+			store.ErrWorkflowIDReuse, p.WorkflowID, latest.ID, latest.Status, policy)
+	}
+	return nil
 }
 
 // NewServiceConfig returns the service identity ServiceInit with p

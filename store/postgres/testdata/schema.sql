@@ -86,6 +86,7 @@ COLUMN tasks.run_deadline timestamp with time zone
 COLUMN tasks.schedule_to_start_ms bigint NOT NULL DEFAULT 0
 COLUMN tasks.start_deadline timestamp with time zone
 COLUMN tasks.heartbeat_timeout_ms bigint NOT NULL DEFAULT 0
+COLUMN tasks.workflow_id text
 COLUMN workflow_waits.task_id text COLLATE C NOT NULL
 COLUMN workflow_waits.attempt integer NOT NULL
 COLUMN workflow_waits.wake_at timestamp with time zone
@@ -135,5 +136,7 @@ CREATE UNIQUE INDEX tasks_pkey ON tasks USING btree (id)
 CREATE INDEX tasks_queue ON tasks USING btree (owner_client_id, not_before, id) WHERE (status = 'queued'::text)
 CREATE INDEX tasks_start_deadline ON tasks USING btree (start_deadline, id) WHERE ((status = 'queued'::text) AND (start_deadline IS NOT NULL))
 CREATE INDEX tasks_status ON tasks USING btree (status, id)
+CREATE UNIQUE INDEX tasks_workflow_open ON tasks USING btree (owner_client_id, workflow_id) WHERE ((workflow_id IS NOT NULL) AND (status = ANY (ARRAY['queued'::text, 'loading'::text, 'running'::text, 'cancelling'::text])))
+CREATE INDEX tasks_workflow_runs ON tasks USING btree (owner_client_id, workflow_id, id) WHERE (workflow_id IS NOT NULL)
 CREATE INDEX workflow_waits_due ON workflow_waits USING btree (wake_at, task_id) WHERE (wake_at IS NOT NULL)
 CREATE UNIQUE INDEX workflow_waits_pkey ON workflow_waits USING btree (task_id)

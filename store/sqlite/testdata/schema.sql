@@ -100,7 +100,7 @@ CREATE TABLE tasks (
 	updated_at          INTEGER NOT NULL,
 	started_at          INTEGER,
 	finished_at         INTEGER,          -- set exactly when status is terminal
-	last_seq            INTEGER NOT NULL, memory_limit INTEGER NOT NULL DEFAULT 0, progress TEXT, lease_host TEXT NOT NULL DEFAULT '', lease_token INTEGER NOT NULL DEFAULT 0, lease_expires_at INTEGER, deadline INTEGER, run_timeout_ms INTEGER NOT NULL DEFAULT 0, run_deadline INTEGER, schedule_to_start_ms INTEGER NOT NULL DEFAULT 0, start_deadline INTEGER, heartbeat_timeout_ms INTEGER NOT NULL DEFAULT 0,
+	last_seq            INTEGER NOT NULL, memory_limit INTEGER NOT NULL DEFAULT 0, progress TEXT, lease_host TEXT NOT NULL DEFAULT '', lease_token INTEGER NOT NULL DEFAULT 0, lease_expires_at INTEGER, deadline INTEGER, run_timeout_ms INTEGER NOT NULL DEFAULT 0, run_deadline INTEGER, schedule_to_start_ms INTEGER NOT NULL DEFAULT 0, start_deadline INTEGER, heartbeat_timeout_ms INTEGER NOT NULL DEFAULT 0, workflow_id TEXT,
 	CHECK ((finished_at IS NULL) = (status IN ('queued', 'loading', 'running', 'cancelling')))
 ) STRICT;
 
@@ -130,6 +130,12 @@ CREATE INDEX tasks_start_deadline ON tasks (start_deadline, id)
 	WHERE status = 'queued' AND start_deadline IS NOT NULL;
 
 CREATE INDEX tasks_status ON tasks (status, id);
+
+CREATE UNIQUE INDEX tasks_workflow_open ON tasks (owner_client_id, workflow_id)
+	WHERE workflow_id IS NOT NULL AND status IN ('queued', 'loading', 'running', 'cancelling');
+
+CREATE INDEX tasks_workflow_runs ON tasks (owner_client_id, workflow_id, id)
+	WHERE workflow_id IS NOT NULL;
 
 CREATE INDEX workflow_waits_due ON workflow_waits (wake_at) WHERE wake_at IS NOT NULL;
 
