@@ -75,6 +75,14 @@ type TaskCreateParams struct {
 	// never leave a created task behind a released key. Defaults to nil
 	// (the caller completes the key separately, through access).
 	Idempotency *IdempotencyReply
+	// WorkflowID names a workflow task for its client (1 to 256 bytes of
+	// UTF-8 without control characters): no two open runs of one client
+	// share one, and signals, queries and cancels may name the run by it
+	// (WorkflowRun). Workflows only. Defaults to "" (none).
+	WorkflowID string
+	// WorkflowIDReuse says whether the task may take a workflow id whose
+	// latest run ended. Defaults to store.ReuseAllowDuplicate.
+	WorkflowIDReuse store.WorkflowIDReusePolicy
 	// IdempotencyKey, for TaskRun, is the caller's in-flight idempotency key
 	// of ClientID (from access.Service.IdempotencyBegin): it is bound to the
 	// new task in the same transaction as the insert, so that after a crash
@@ -143,7 +151,7 @@ func provisionalTask(ip *store.TaskInsertParams, now time.Time) *store.Task {
 	t := &store.Task{
 		ID: ip.ID, Module: ip.Module, ModuleDigest: ip.ModuleDigest, Function: ip.Function, Kind: ip.Kind,
 		Input: ip.Input, Status: store.StatusQueued, OnRestart: onRestart, Timeout: ip.Timeout, Retry: ip.Retry,
-		OwnerClientID: ip.OwnerClientID, NotBefore: now, CreatedAt: now, UpdatedAt: now,
+		OwnerClientID: ip.OwnerClientID, WorkflowID: ip.WorkflowID, NotBefore: now, CreatedAt: now, UpdatedAt: now,
 		Deadline: ip.Deadline.UTC().Truncate(time.Millisecond), RunTimeout: ip.RunTimeout,
 		ScheduleToStartTimeout: ip.ScheduleToStartTimeout, HeartbeatTimeout: ip.HeartbeatTimeout,
 	}
@@ -182,6 +190,12 @@ func (e *Engine) taskInsertParams(ctx context.Context, p *TaskCreateParams) (*st
 			return nil, fault.ParamErrorf(f.name, "%s must be between 0 and %d (ten years)", f.name, int64(MaxTimeoutMS))
 		}
 	}
+	if p.WorkflowID != "" && !store.ValidWorkflowID(p.WorkflowID) {
+		return nil, fault.ParamErrorf("workflow_id", "workflow_id must be 1 to %d bytes of UTF-8 without control characters", store.MaxWorkflowIDLen)
+	}
+	if p.WorkflowIDReuse != "" && !p.WorkflowIDReuse.Valid() {
+		return nil, fault.ParamErrorf("workflow_id_reuse_policy", "workflow_id_reuse_policy must be allow_duplicate, allow_duplicate_failed_only or reject_duplicate, not %q", p.WorkflowIDReuse)
+	}
 	if p.MemoryLimitBytes < 0 || p.MemoryLimitBytes > MaxMemoryLimit {
 		return nil, fault.ParamErrorf("memory_limit_bytes", "memory_limit_bytes must be between 0 and %d", int64(MaxMemoryLimit))
 	}
@@ -205,6 +219,12 @@ func (e *Engine) taskInsertParams(ctx context.Context, p *TaskCreateParams) (*st
 	}
 	if err := checkTimeoutKind(p, kind); err != nil {
 		return nil, err
+	}
+	if kind != store.KindWorkflow && p.WorkflowID != "" {
+		return nil, fault.ParamErrorf("workflow_id", "workflow_id names a workflow; %s is an activity", p.Function)
+	}
+	if p.WorkflowID == "" && p.WorkflowIDReuse != "" {
+		return nil, fault.ParamErrorf("workflow_id_reuse_policy", "workflow_id_reuse_policy needs a workflow_id")
 	}
 	var deadline time.Time
 	if p.ExecutionTimeoutMS > 0 {
@@ -236,6 +256,8 @@ func (e *Engine) taskInsertParams(ctx context.Context, p *TaskCreateParams) (*st
 		MemoryLimit:            p.MemoryLimitBytes,
 		Retry:                  policy,
 		OwnerClientID:          p.ClientID,
+		WorkflowID:             p.WorkflowID,
+		WorkflowIDReuse:        p.WorkflowIDReuse,
 	}, nil
 }
 
@@ -338,6 +360,9 @@ func (e *Engine) taskInsert(ctx context.Context, ip *store.TaskInsertParams) (*s
 		if ip.Start {
 			e.adm.Release(tk)
 			e.sched.free <- struct{}{}
+		}
+		if werr := e.workflowIDError(ctx, ip, err); werr != nil {
+			return nil, werr
 		}
 		return nil, &fault.Error{Code: fault.Internal, Err: fmt.Errorf("create task: %w", err)}
 	}
@@ -477,6 +502,9 @@ type TaskListParams struct {
 	// to the activities one workflow scheduled. Each defaults to "" (no
 	// filter).
 	Module, Function, ParentTaskID string
+	// WorkflowID limits the list to the runs of one workflow id, newest
+	// first; with All, of every client's. Defaults to "" (no filter).
+	WorkflowID string
 }
 
 // maxNameFilter bounds the module and function names a listing filters by.
@@ -508,7 +536,10 @@ func (e *Engine) TaskList(ctx context.Context, who Caller, p *TaskListParams) ([
 			return nil, "", fault.ParamErrorf(f.name, "%s is longer than %d bytes", f.name, maxNameFilter)
 		}
 	}
-	lp.Module, lp.Function, lp.ParentTaskID = p.Module, p.Function, p.ParentTaskID
+	if p.WorkflowID != "" && !store.ValidWorkflowID(p.WorkflowID) {
+		return nil, "", fault.ParamErrorf("workflow_id", "workflow_id must be 1 to %d bytes of UTF-8 without control characters", store.MaxWorkflowIDLen)
+	}
+	lp.Module, lp.Function, lp.ParentTaskID, lp.WorkflowID = p.Module, p.Function, p.ParentTaskID, p.WorkflowID
 	switch {
 	case lp.Limit <= 0:
 		lp.Limit = 50

@@ -70,6 +70,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		newDeployCmd(),
 		newRunCmd(),
 		newTasksCmd(),
+		newWorkflowsCmd(),
 		newModulesCmd(),
 		newClientsCmd(),
 		newBenchCmd(),

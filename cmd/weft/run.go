@@ -17,7 +17,7 @@ import (
 
 func newRunCmd() *cobra.Command {
 	var o clientOptions
-	var input, inputFile, onRestart, timeout, idemKey string
+	var input, inputFile, onRestart, timeout, idemKey, workflowID, reusePolicy string
 	var background bool
 	var retry retryFlags
 	var memoryLimit string
@@ -60,6 +60,12 @@ func newRunCmd() *cobra.Command {
 			}
 			if d > 0 {
 				req["timeout_ms"] = d.Milliseconds()
+			}
+			if workflowID != "" {
+				req["workflow_id"] = workflowID
+			}
+			if reusePolicy != "" {
+				req["workflow_id_reuse_policy"] = reusePolicy
 			}
 			if err := timeouts.add(req); err != nil {
 				return err
@@ -160,6 +166,8 @@ func newRunCmd() *cobra.Command {
 	f.StringVar(&onRestart, "on-restart", "", "what a daemon restart does to the task: fail, retry or resume (default: resume for a workflow, retry for an activity)")
 	f.StringVar(&timeout, "timeout", "", "wall-clock limit of one attempt, e.g. 30s")
 	f.StringVar(&idemKey, "idempotency-key", "", "Idempotency-Key header for a safe retry")
+	f.StringVar(&workflowID, "workflow-id", "", "a workflow's own name for this client: no two open runs share one (see weft workflows)")
+	f.StringVar(&reusePolicy, "workflow-id-reuse-policy", "", "may the run follow an ended run of its workflow id: allow_duplicate (default), allow_duplicate_failed_only or reject_duplicate")
 	f.StringVar(&memoryLimit, "memory-limit", "", "memory limit of each plugin call, e.g. 128MiB (default: the daemon's, 64MiB)")
 	retry.register(f)
 	timeouts.register(f)

@@ -74,6 +74,9 @@ func printTaskSummary(ctx context.Context, c *apiClient, raw json.RawMessage, w 
 	}
 
 	fmt.Fprintf(w, "task       %s\n", t.ID)
+	if t.WorkflowID != "" {
+		fmt.Fprintf(w, "workflow   %s\n", t.WorkflowID)
+	}
 	fmt.Fprintf(w, "runs       %s.%s (%s), module %s\n", t.Module, t.Function, t.Kind, t.ModuleDigest)
 	if t.ParentTaskID != "" {
 		fmt.Fprintf(w, "parent     %s\n", t.ParentTaskID)

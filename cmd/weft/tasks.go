@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -25,7 +24,7 @@ func newTasksCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "tasks", Short: "list, inspect, cancel, signal, query and watch tasks"}
 	addClientFlags(cmd, &o)
 
-	var status, cursor, module, function, parent string
+	var status, cursor, module, function, parent, workflowID string
 	var limit int
 	list := &cobra.Command{
 		Use:   "list",
@@ -37,7 +36,7 @@ func newTasksCmd() *cobra.Command {
 				return err
 			}
 			q := (&client.TaskListParams{
-				Status: status, Module: module, Function: function, ParentTaskID: parent, Cursor: cursor, Limit: limit,
+				Status: status, Module: module, Function: function, ParentTaskID: parent, WorkflowID: workflowID, Cursor: cursor, Limit: limit,
 				Payloads: o.json, // the whole documents; the table needs none
 			}).Query()
 			var raw json.RawMessage
@@ -73,146 +72,14 @@ func newTasksCmd() *cobra.Command {
 	list.Flags().StringVar(&module, "module", "", "only tasks of this module")
 	list.Flags().StringVar(&function, "function", "", "only tasks of this function")
 	list.Flags().StringVar(&parent, "parent", "", "only the activities this workflow task scheduled")
+	list.Flags().StringVar(&workflowID, "workflow-id", "", "only the runs of this workflow id")
 	list.Flags().StringVar(&cursor, "cursor", "", "continue a listing from this cursor")
 	list.Flags().IntVar(&limit, "limit", 0, "at most this many tasks")
 
-	get := &cobra.Command{
-		Use:               "get TASK_ID",
-		ValidArgsFunction: completeTaskIDs(&o),
-		Short:             "show one task: status, timings, attempts, input and output, last events and log lines",
-		Args:              cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.client()
-			if err != nil {
-				return err
-			}
-			var raw json.RawMessage
-			if err := c.do(cmd.Context(), &client.Request{Method: http.MethodGet, Path: "/v1/tasks/" + url.PathEscape(args[0])}, &raw); err != nil {
-				return err
-			}
-			if o.json {
-				return printDoc(cmd.OutOrStdout(), raw, true)
-			}
-			return printTaskSummary(cmd.Context(), c, raw, cmd.OutOrStdout())
-		},
-	}
-
-	cancel := &cobra.Command{
-		Use:               "cancel TASK_ID",
-		ValidArgsFunction: completeTaskIDs(&o),
-		Short:             "cancel a task (a finished task stays as it is)",
-		Args:              cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.client()
-			if err != nil {
-				return err
-			}
-			var t client.Task
-			var raw json.RawMessage
-			if err := c.do(cmd.Context(), &client.Request{Method: http.MethodPost, Path: "/v1/tasks/" + url.PathEscape(args[0]) + "/cancel"}, &raw); err != nil {
-				return err
-			}
-			if o.json {
-				_, err := fmt.Fprintln(cmd.OutOrStdout(), string(raw))
-				return err
-			}
-			if err := json.Unmarshal(raw, &t); err != nil {
-				return fmt.Errorf("decode task: %w", err)
-			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s %s\n", t.ID, t.Status)
-			return err
-		},
-	}
-
-	var sigInput, sigInputFile string
-	signal := &cobra.Command{
-		Use:               "signal TASK_ID NAME",
-		ValidArgsFunction: completeTaskIDs(&o),
-		Short:             "send a named signal with an optional JSON input to a workflow",
-		Args:              cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.client()
-			if err != nil {
-				return err
-			}
-			env, err := inputEnvelope(cmd.InOrStdin(), sigInput, sigInputFile, "null")
-			if err != nil {
-				return err
-			}
-			body, err := jsonBody(map[string]any{"input": env})
-			if err != nil {
-				return err
-			}
-			var raw json.RawMessage
-			path := "/v1/tasks/" + url.PathEscape(args[0]) + "/signals/" + url.PathEscape(args[1])
-			if err := c.do(cmd.Context(), &client.Request{Method: http.MethodPost, Path: path, Body: body}, &raw); err != nil {
-				return err
-			}
-			if o.json {
-				_, err := fmt.Fprintln(cmd.OutOrStdout(), string(raw))
-				return err
-			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "signal %s sent to %s\n", args[1], args[0])
-			return err
-		},
-	}
-	signal.Flags().StringVar(&sigInput, "input", "", "signal input as JSON (typed projection)")
-	signal.Flags().StringVar(&sigInputFile, "input-file", "", "read the signal input JSON from this file (- for stdin)")
-
-	var qInput, qInputFile string
-	query := &cobra.Command{
-		Use:               "query TASK_ID NAME",
-		ValidArgsFunction: completeTaskIDs(&o),
-		Short:             "ask a workflow's query handler, with an optional JSON input, and print its answer",
-		Long: "query replays the workflow's journal and prints what its query handler NAME\n" +
-			"answers, as JSON (the typed projection; with --json, the whole result). The\n" +
-			"workflow does not change.",
-		Args: cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.client()
-			if err != nil {
-				return err
-			}
-			env, err := inputEnvelope(cmd.InOrStdin(), qInput, qInputFile, "null")
-			if err != nil {
-				return err
-			}
-			body, err := jsonBody(map[string]any{"input": env})
-			if err != nil {
-				return err
-			}
-			var raw json.RawMessage
-			path := "/v1/tasks/" + url.PathEscape(args[0]) + "/queries/" + url.PathEscape(args[1])
-			if err := c.do(cmd.Context(), &client.Request{Method: http.MethodPost, Path: path, Body: body}, &raw); err != nil {
-				return err
-			}
-			if o.json {
-				_, err := fmt.Fprintln(cmd.OutOrStdout(), string(raw))
-				return err
-			}
-			var q client.QueryResult
-			if err := json.Unmarshal(raw, &q); err != nil {
-				return fmt.Errorf("decode query result: %w", err)
-			}
-			out := q.Output
-			if q.OutputProjectionOmitted && q.OutputEnvelope != nil {
-				v, err := codec.DecodeEnvelope(*q.OutputEnvelope)
-				if err != nil {
-					return fmt.Errorf("decode query answer: %w", err)
-				}
-				if out, err = codec.MarshalProjection(v); err != nil {
-					return fmt.Errorf("project query answer: %w", err)
-				}
-			}
-			if len(out) == 0 {
-				out = json.RawMessage("null")
-			}
-			_, err = fmt.Fprintln(cmd.OutOrStdout(), string(out))
-			return err
-		},
-	}
-	query.Flags().StringVar(&qInput, "input", "", "query input as JSON (typed projection)")
-	query.Flags().StringVar(&qInputFile, "input-file", "", "read the query input JSON from this file (- for stdin)")
+	get := taskGetCmd(&o, "get TASK_ID", "show one task: status, timings, attempts, input and output, last events and log lines", taskPath)
+	cancel := taskCancelCmd(&o, "cancel TASK_ID", "cancel a task (a finished task stays as it is)", taskPath)
+	signal := taskSignalCmd(&o, "signal TASK_ID NAME", "send a named signal with an optional JSON input to a workflow", taskPath)
+	query := taskQueryCmd(&o, "query TASK_ID NAME", "ask a workflow's query handler, with an optional JSON input, and print its answer", taskPath)
 
 	var after int64
 	watch := &cobra.Command{

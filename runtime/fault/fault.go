@@ -113,6 +113,13 @@ const (
 	// (or bytes of them) as it may; retry once it consumed some.
 	SignalLimitExceeded Code = "signal_limit_exceeded"
 
+	// WorkflowIDInUse: an open run of the caller already holds the
+	// workflow id.
+	WorkflowIDInUse Code = "workflow_id_in_use"
+	// WorkflowIDReuseRefused: the workflow id's latest run ended in a way
+	// the reuse policy does not let a new run follow.
+	WorkflowIDReuseRefused Code = "workflow_id_reuse_refused"
+
 	// QueryNotSupported: the task cannot answer queries: it is an
 	// activity, or its workflow registered no query handler by the point
 	// its replay reached.

@@ -114,6 +114,10 @@ type TaskService interface {
 	// see by replaying its journal, changing nothing. It returns the codes
 	// of runtime.Engine.TaskQuery.
 	TaskQuery(ctx context.Context, who runtime.Caller, id, name string, input codec.Envelope) (*runtime.QueryAnswer, error)
+	// WorkflowRun returns the latest run of the caller's workflow id (the
+	// open one while there is one). It returns fault.Invalid for a bad id
+	// and fault.NotFound when the caller has no run of that id.
+	WorkflowRun(ctx context.Context, who runtime.Caller, workflowID string) (*store.Task, error)
 }
 
 // EventService reads a task's event log (/v1/tasks/{id}/events, as a page

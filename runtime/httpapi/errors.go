@@ -74,6 +74,9 @@ var statusByCode = map[fault.Code]int{
 	fault.MemoryLimitTooHigh:  http.StatusUnprocessableEntity,
 	fault.SignalLimitExceeded: http.StatusTooManyRequests,
 
+	fault.WorkflowIDInUse:        http.StatusConflict,
+	fault.WorkflowIDReuseRefused: http.StatusConflict,
+
 	fault.QueryNotSupported:  http.StatusConflict,
 	fault.QueryNotFound:      http.StatusNotFound,
 	fault.QueryCommand:       http.StatusConflict,

@@ -31,6 +31,7 @@ type fakeEngine struct {
 	TaskWaitFunc             func(ctx context.Context, who runtime.Caller, id string) (*store.Response, error)
 	TaskSignalIdempotentFunc func(ctx context.Context, who runtime.Caller, id, name string, payload codec.Envelope, key string, status int, body []byte) error
 	TaskQueryFunc            func(ctx context.Context, who runtime.Caller, id, name string, input codec.Envelope) (*runtime.QueryAnswer, error)
+	WorkflowRunFunc          func(ctx context.Context, who runtime.Caller, workflowID string) (*store.Task, error)
 	TaskGetFunc              func(ctx context.Context, who runtime.Caller, id string) (*store.Task, error)
 	TaskListFunc             func(ctx context.Context, who runtime.Caller, p *runtime.TaskListParams) ([]*store.Task, string, error)
 	TaskCancelFunc           func(ctx context.Context, who runtime.Caller, id string) (*store.Task, error)
@@ -179,6 +180,14 @@ func (f *fakeEngine) TaskSignalIdempotent(ctx context.Context, who runtime.Calle
 		return errFakeUnset
 	}
 	return f.TaskSignalIdempotentFunc(ctx, who, id, name, payload, key, status, body)
+}
+
+func (f *fakeEngine) WorkflowRun(ctx context.Context, who runtime.Caller, workflowID string) (*store.Task, error) {
+	f.calls.Add(1)
+	if f.WorkflowRunFunc == nil {
+		return nil, errFakeUnset
+	}
+	return f.WorkflowRunFunc(ctx, who, workflowID)
 }
 
 func (f *fakeEngine) TaskQuery(ctx context.Context, who runtime.Caller, id, name string, input codec.Envelope) (*runtime.QueryAnswer, error) {

@@ -15,6 +15,12 @@ import (
 // answers 200 with a client.QueryResult; the workflow's state does not
 // change, so the route needs tasks:read only.
 func (s *Server) handleTaskQuery(w http.ResponseWriter, r *http.Request) {
+	s.query(w, r, chi.URLParam(r, "id"), chi.URLParam(r, "name"))
+}
+
+// query answers the query name of task id, for handleTaskQuery and
+// handleWorkflowQuery.
+func (s *Server) query(w http.ResponseWriter, r *http.Request, id, name string) {
 	var raw json.RawMessage
 	if r.Method == http.MethodPost {
 		body, err := readBody(r)
@@ -38,7 +44,6 @@ func (s *Server) handleTaskQuery(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	id, name := chi.URLParam(r, "id"), chi.URLParam(r, "name")
 	a, err := s.tasks.TaskQuery(r.Context(), caller(r), id, name, input)
 	if err != nil {
 		s.writeError(w, r, err)

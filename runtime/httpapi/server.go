@@ -279,6 +279,12 @@ func (s *Server) routeTable() []route {
 		{http.MethodGet, "/v1/tasks/{id}/queries/{name}", scopeTasksRead, nil, s.handleTaskQuery},
 		{http.MethodPost, "/v1/tasks/{id}/queries/{name}", scopeTasksRead, with(jsonBody), s.handleTaskQuery},
 
+		{http.MethodGet, "/v1/workflows/{workflow_id}", scopeTasksRead, nil, s.handleWorkflowGet},
+		{http.MethodPost, "/v1/workflows/{workflow_id}/cancel", scopeTasksWrite, with(jsonBody), s.handleWorkflowCancel},
+		{http.MethodPost, "/v1/workflows/{workflow_id}/signals/{name}", scopeTasksWrite, with(jsonBody, s.idempotent(nil)), s.handleWorkflowSignal},
+		{http.MethodGet, "/v1/workflows/{workflow_id}/queries/{name}", scopeTasksRead, nil, s.handleWorkflowQuery},
+		{http.MethodPost, "/v1/workflows/{workflow_id}/queries/{name}", scopeTasksRead, with(jsonBody), s.handleWorkflowQuery},
+
 		{http.MethodPost, "/v1/responses", scopeTasksWrite, with(jsonBody, s.idempotent(nil)), s.handleResponseCreate},
 		{http.MethodGet, "/v1/responses/{id}", scopeTasksRead, nil, s.handleResponseGet},
 

@@ -64,6 +64,8 @@ func (s *Server) decodeTaskRequest(r *http.Request) (*runtime.TaskCreateParams, 
 	p.ScheduleToStartTimeoutMS = q.ScheduleToStartTimeoutMS
 	p.HeartbeatTimeoutMS = q.HeartbeatTimeoutMS
 	p.MemoryLimitBytes = q.MemoryLimitBytes
+	p.WorkflowID = q.WorkflowID
+	p.WorkflowIDReuse = store.WorkflowIDReusePolicy(q.WorkflowIDReusePolicy)
 	if q.Retry != nil {
 		rp, err := retryPolicy(q.Retry)
 		if err != nil {
@@ -145,6 +147,7 @@ func (s *Server) taskDoc(t *store.Task) *client.Task {
 		Error:                    s.errorDoc(t.Error),
 		ClientID:                 t.OwnerClientID,
 		ParentTaskID:             t.ParentTaskID,
+		WorkflowID:               t.WorkflowID,
 		ResponseID:               t.ResponseID(),
 		LastSequenceNumber:       t.LastSeq,
 		CreatedAt:                t.CreatedAt.UTC(),
@@ -206,7 +209,7 @@ func (s *Server) handleTaskCreate(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleTaskList lists the caller's tasks (every task for admin), newest
-// first: GET /v1/tasks?status=&module=&function=&parent_task_id=&cursor=
+// first: GET /v1/tasks?status=&module=&function=&parent_task_id=&workflow_id=&cursor=
 // &limit=&include=payloads. Without include=payloads the tasks carry no
 // payloads (and none is read); a page ends early, with a cursor, once it
 // passes Config.MaxPageBytes.
@@ -228,6 +231,7 @@ func (s *Server) handleTaskList(w http.ResponseWriter, r *http.Request) {
 		tasks, next, err := s.tasks.TaskList(r.Context(), caller(r), &runtime.TaskListParams{
 			Status: q.Get("status"), Cursor: cursor, Limit: batch, Payloads: payloads,
 			Module: q.Get("module"), Function: q.Get("function"), ParentTaskID: q.Get("parent_task_id"),
+			WorkflowID: q.Get("workflow_id"),
 		})
 		if err != nil {
 			s.writeError(w, r, err)
@@ -285,7 +289,12 @@ func (s *Server) taskItem(t *store.Task, payloads bool) ([]byte, error) {
 // handleTaskGet returns one task: GET /v1/tasks/{id}. Another client's task
 // is 404.
 func (s *Server) handleTaskGet(w http.ResponseWriter, r *http.Request) {
-	t, err := s.tasks.TaskGet(r.Context(), caller(r), chi.URLParam(r, "id"))
+	s.taskGet(w, r, chi.URLParam(r, "id"))
+}
+
+// taskGet writes task id, for handleTaskGet and handleWorkflowGet.
+func (s *Server) taskGet(w http.ResponseWriter, r *http.Request, id string) {
+	t, err := s.tasks.TaskGet(r.Context(), caller(r), id)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -297,7 +306,13 @@ func (s *Server) handleTaskGet(w http.ResponseWriter, r *http.Request) {
 // with the task. A queued task is cancelled at once, a running one moves to
 // cancelling; a finished task is returned unchanged.
 func (s *Server) handleTaskCancel(w http.ResponseWriter, r *http.Request) {
-	t, err := s.tasks.TaskCancel(r.Context(), caller(r), chi.URLParam(r, "id"))
+	s.taskCancel(w, r, chi.URLParam(r, "id"))
+}
+
+// taskCancel cancels task id, for handleTaskCancel and
+// handleWorkflowCancel.
+func (s *Server) taskCancel(w http.ResponseWriter, r *http.Request, id string) {
+	t, err := s.tasks.TaskCancel(r.Context(), caller(r), id)
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -309,6 +324,12 @@ func (s *Server) handleTaskCancel(w http.ResponseWriter, r *http.Request) {
 // /v1/tasks/{id}/signals/{name} answers 202 once the signal is recorded. An
 // empty body sends the null value.
 func (s *Server) handleTaskSignal(w http.ResponseWriter, r *http.Request) {
+	s.signal(w, r, chi.URLParam(r, "id"), chi.URLParam(r, "name"))
+}
+
+// signal delivers the signal name to task id, for handleTaskSignal and
+// handleWorkflowSignal.
+func (s *Server) signal(w http.ResponseWriter, r *http.Request, id, name string) {
 	body, err := readBody(r)
 	if err != nil {
 		s.writeError(w, r, err)
@@ -326,7 +347,6 @@ func (s *Server) handleTaskSignal(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
-	id, name := chi.URLParam(r, "id"), chi.URLParam(r, "name")
 	held := heldIdempotencyKey(r)
 	if held == nil {
 		if err := s.tasks.TaskSignal(r.Context(), caller(r), id, name, input); err != nil {

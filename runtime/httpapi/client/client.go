@@ -234,6 +234,8 @@ type TaskListParams struct {
 	Module       string
 	Function     string
 	ParentTaskID string
+	// WorkflowID lists the runs of one workflow id.
+	WorkflowID string
 	// Cursor continues a listing (List.NextCursor).
 	Cursor string
 	// Limit is the page size; 0 is the daemon's default.
@@ -248,7 +250,7 @@ func (p *TaskListParams) Query() url.Values {
 	if p == nil {
 		return q
 	}
-	for k, v := range map[string]string{"status": p.Status, "module": p.Module, "function": p.Function, "parent_task_id": p.ParentTaskID, "cursor": p.Cursor} {
+	for k, v := range map[string]string{"status": p.Status, "module": p.Module, "function": p.Function, "parent_task_id": p.ParentTaskID, "workflow_id": p.WorkflowID, "cursor": p.Cursor} {
 		if v != "" {
 			q.Set(k, v)
 		}
@@ -310,6 +312,52 @@ func (c *Client) TaskQuery(ctx context.Context, id, name string, req *QueryReque
 		return nil, err
 	}
 	return &q, nil
+}
+
+// WorkflowGet returns the latest run of the caller's workflow id (the open
+// one while there is one): GET /v1/workflows/{workflow_id}.
+func (c *Client) WorkflowGet(ctx context.Context, workflowID string) (*Task, error) {
+	var t Task
+	if err := c.jsonCall(ctx, http.MethodGet, "/v1/workflows/"+esc(workflowID), nil, &t); err != nil {
+		return nil, err
+	}
+	return &t, nil
+}
+
+// WorkflowSignal signals the latest run of a workflow id:
+// POST /v1/workflows/{workflow_id}/signals/{name}.
+func (c *Client) WorkflowSignal(ctx context.Context, workflowID, name string, req *SignalRequest) (*Signal, error) {
+	if req == nil {
+		req = &SignalRequest{}
+	}
+	var s Signal
+	if err := c.jsonCall(ctx, http.MethodPost, "/v1/workflows/"+esc(workflowID)+"/signals/"+esc(name), req, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// WorkflowQuery queries the latest run of a workflow id:
+// POST /v1/workflows/{workflow_id}/queries/{name}.
+func (c *Client) WorkflowQuery(ctx context.Context, workflowID, name string, req *QueryRequest) (*QueryResult, error) {
+	if req == nil {
+		req = &QueryRequest{}
+	}
+	var q QueryResult
+	if err := c.jsonCall(ctx, http.MethodPost, "/v1/workflows/"+esc(workflowID)+"/queries/"+esc(name), req, &q); err != nil {
+		return nil, err
+	}
+	return &q, nil
+}
+
+// WorkflowCancel cancels the latest run of a workflow id:
+// POST /v1/workflows/{workflow_id}/cancel.
+func (c *Client) WorkflowCancel(ctx context.Context, workflowID string) (*Task, error) {
+	var t Task
+	if err := c.jsonCall(ctx, http.MethodPost, "/v1/workflows/"+esc(workflowID)+"/cancel", nil, &t); err != nil {
+		return nil, err
+	}
+	return &t, nil
 }
 
 // ResponseGet returns the stored response of a finished task:

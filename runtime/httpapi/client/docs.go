@@ -36,6 +36,13 @@ type TaskRequest struct {
 	Retry *RetryPolicy `json:"retry"`
 	// MemoryLimitBytes bounds each plugin call's memory; 0 is the default.
 	MemoryLimitBytes int64 `json:"memory_limit_bytes"`
+	// WorkflowID names a workflow for the client: no two of its open runs
+	// share one; "" is none.
+	WorkflowID string `json:"workflow_id,omitempty"`
+	// WorkflowIDReusePolicy says whether the workflow id may follow an
+	// ended run: allow_duplicate (the default), allow_duplicate_failed_only
+	// or reject_duplicate.
+	WorkflowIDReusePolicy string `json:"workflow_id_reuse_policy,omitempty"`
 }
 
 // InputOf returns the JSON of envelope e, for TaskRequest.Input and
@@ -103,12 +110,15 @@ type Task struct {
 	Error                   *TaskError `json:"error"`
 	ClientID                string     `json:"client_id"`
 	ParentTaskID            string     `json:"parent_task_id,omitempty"`
-	ResponseID              string     `json:"response_id"`
-	LastSequenceNumber      int64      `json:"last_sequence_number"`
-	CreatedAt               time.Time  `json:"created_at"`
-	UpdatedAt               time.Time  `json:"updated_at"`
-	StartedAt               *time.Time `json:"started_at"`
-	FinishedAt              *time.Time `json:"finished_at"`
+	// WorkflowID is the workflow id the task was started with, absent
+	// without one.
+	WorkflowID         string     `json:"workflow_id,omitempty"`
+	ResponseID         string     `json:"response_id"`
+	LastSequenceNumber int64      `json:"last_sequence_number"`
+	CreatedAt          time.Time  `json:"created_at"`
+	UpdatedAt          time.Time  `json:"updated_at"`
+	StartedAt          *time.Time `json:"started_at"`
+	FinishedAt         *time.Time `json:"finished_at"`
 	// Progress is the latest progress report of the task's activity, or
 	// nil before the first.
 	Progress *Progress `json:"progress"`
