@@ -122,8 +122,12 @@ type CallResult struct {
 	// Kind is the function's kind from the manifest.
 	Kind abi.Kind
 	// Output is the result frame of StatusOK, validated against
-	// Config.Limits.
+	// Config.Limits; with ContinueAsNew, the input of the next run.
 	Output []byte
+	// ContinueAsNew reports a workflow that called continue_as_new: it
+	// ends, and the embedder starts it again as a new run with Output as
+	// its input.
+	ContinueAsNew bool
 	// Error is the application error of StatusError.
 	Error *AppError
 }
@@ -247,6 +251,7 @@ type callState struct {
 	checkpoint []byte
 	suspended  bool
 	querying   bool // query_request handed over the query
+	continued  bool // continue_as_new set the output
 	abort      *Error
 	stderr     string // the first line the guest wrote to stderr
 	lines      int    // log lines of the call so far
@@ -294,8 +299,10 @@ func (inst *instance) run(ctx context.Context, req *CallRequest, kind abi.Kind, 
 		return nil, errorf(abi.CodeABIViolation, "workflow %s returned suspended after query_request; it must return the query's answer or error", name)
 	case cs.suspended && status != abi.StatusSuspended:
 		return nil, errorf(abi.CodeABIViolation, "workflow %s returned %s after await answered suspended; it must unwind and return suspended", name, status)
+	case cs.continued && status != abi.StatusOK:
+		return nil, errorf(abi.CodeABIViolation, "workflow %s returned %s after continue_as_new; it must return ok", name, status)
 	case status == abi.StatusOK && cs.hasOutput:
-		res.Output = cs.output
+		res.Output, res.ContinueAsNew = cs.output, cs.continued
 	case status == abi.StatusOK:
 		return nil, errorf(abi.CodeABIViolation, "%s returned ok without calling set_output", name)
 	case status == abi.StatusError && cs.appErr != nil:

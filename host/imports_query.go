@@ -34,7 +34,7 @@ func workflowQueryRequest(ctx context.Context, _ api.Module, stack []uint64) {
 		cs.fail(err)
 	}
 	cs.querying, cs.suspended = true, false
-	cs.output, cs.hasOutput, cs.appErr = nil, false, nil
+	cs.output, cs.hasOutput, cs.appErr, cs.continued = nil, false, nil, false
 	cs.setBlob(frame)
 	stack[0] = uint64(len(frame))
 }

@@ -47,6 +47,10 @@ type WorkflowHost interface {
 	// Random fills p with the workflow's deterministic random bytes. It also
 	// serves WASI random_get during a workflow call.
 	Random(p []byte)
+	// History returns how many journal events the run replayed or
+	// recorded so far (its commands and the results it read) and the
+	// bytes of their values: the same at the same point of every replay.
+	History() (length, size int64)
 }
 
 // ActivityCall is an activity a workflow schedules.
@@ -115,13 +119,16 @@ func workflowFuncs() []hostFunc {
 		{abi.ImportNow, nil, []api.ValueType{i64}, workflowNow},
 		{abi.ImportRandom, []api.ValueType{i64}, nil, workflowRandom},
 		{abi.ImportQueryRequest, nil, []api.ValueType{i64}, workflowQueryRequest},
+		{abi.ImportContinueAsNew, []api.ValueType{i64}, nil, workflowContinueAsNew},
+		{abi.ImportHistoryLength, nil, []api.ValueType{i64}, workflowHistoryLength},
+		{abi.ImportHistorySize, nil, []api.ValueType{i64}, workflowHistorySize},
 	}
 }
 
 // workflow checks a workflow import and returns the call's WorkflowHost.
 func (cs *callState) workflow(imp string) WorkflowHost {
 	cs.need(abi.KindWorkflow, abi.ModuleWorkflow+"."+imp)
-	if cs.querying && imp != abi.ImportNow && imp != abi.ImportRandom {
+	if cs.querying && imp != abi.ImportNow && imp != abi.ImportRandom && imp != abi.ImportHistoryLength && imp != abi.ImportHistorySize {
 		cs.failf(abi.CodeQueryCommand, "%s called %s while it answered the query %q; a query handler may not call workflow commands", cs.function(), imp, cs.req.Query.Name)
 	}
 	if cs.suspended {
@@ -414,4 +421,32 @@ func parseRetry(v codec.Value, bad func(field, want string) *Error, ms func(code
 		}
 	}
 	return r, nil
+}
+
+// workflowContinueAsNew is continue_as_new(input i64). It ends the run as
+// set_output would, with input, a Value frame, as the input of the next
+// run: the workflow ends (completed, continued as new) and starts again
+// as a new task of the same workflow id, with a journal that starts over.
+// The guest must then return StatusOK. Called after set_output or
+// set_error, or twice, it fails the call with abi_violation.
+func workflowContinueAsNew(ctx context.Context, _ api.Module, stack []uint64) {
+	cs := stateOf(ctx)
+	cs.workflow(abi.ImportContinueAsNew)
+	if cs.hasOutput || cs.appErr != nil {
+		cs.failf(abi.CodeABIViolation, "%s called continue_as_new after set_output, set_error or continue_as_new", cs.function())
+	}
+	cs.output = cs.frame(stack[0], "continue_as_new input")
+	cs.hasOutput, cs.continued = true, true
+}
+
+// workflowHistoryLength is history_length() -> i64 (see WorkflowHost.History).
+func workflowHistoryLength(ctx context.Context, _ api.Module, stack []uint64) {
+	n, _ := stateOf(ctx).workflow(abi.ImportHistoryLength).History()
+	stack[0] = uint64(n)
+}
+
+// workflowHistorySize is history_size() -> i64 (see WorkflowHost.History).
+func workflowHistorySize(ctx context.Context, _ api.Module, stack []uint64) {
+	_, n := stateOf(ctx).workflow(abi.ImportHistorySize).History()
+	stack[0] = uint64(n)
 }

@@ -127,6 +127,8 @@ func (r *replay) Now() time.Time { return r.j.now }
 
 func (r *replay) Random(p []byte) { _, _ = r.rnd.Read(p) }
 
+func (r *replay) History() (length, size int64) { return int64(r.step), 0 }
+
 func TestWorkflow(t *testing.T) {
 	t.Parallel()
 	h := MustNewHost(t, host.Config{Logger: testLogger(t)})

@@ -133,6 +133,9 @@ type CallResult struct {
 	// Suspended reports a workflow that awaits futures not resolved yet: it
 	// returned neither Output nor Error and runs again when one resolves.
 	Suspended bool
+	// ContinueAsNew reports a workflow that continues as new: it ends,
+	// and starts again as a new run with Output as its input.
+	ContinueAsNew bool
 }
 
 // PluginError is a typed application error a plugin returned (house style

@@ -76,6 +76,9 @@ type Task struct {
 	// WorkflowID is the caller-chosen id of a workflow task, unique among
 	// the owner's open runs (see TaskInsertParams.WorkflowID); "" for none.
 	WorkflowID string
+	// ContinuedFrom is the run of the same workflow that continued as new
+	// into this one (WorkflowCommitParams.Next), or "".
+	ContinuedFrom string
 	// NotBefore is the earliest time a queued task may be claimed (retry
 	// backoff, timers).
 	// Millisecond precision, UTC.
@@ -211,6 +214,9 @@ type TaskInsertParams struct {
 	// owner's latest run once it ended; a refusal is ErrWorkflowIDReuse.
 	// Defaults to ReuseAllowDuplicate.
 	WorkflowIDReuse WorkflowIDReusePolicy
+	// ContinuedFrom is the run this one continues as new, which
+	// WorkflowCommit sets on its Next. Defaults to "" (none).
+	ContinuedFrom string
 	// NotBefore delays the first claim; stored truncated to the
 	// millisecond, in UTC. Defaults to the insert time.
 	NotBefore time.Time

@@ -270,6 +270,19 @@ func (p *WorkflowCommitParams) Validate() error {
 		return fmt.Errorf("%w: a failed task needs an error code", ErrInvalid)
 	case p.EndChild != nil && p.Lease != 0:
 		return fmt.Errorf("%w: a workflow that folds in a child's end waits and holds no lease", ErrInvalid)
+	case p.Next != nil && p.To != StatusCompleted:
+		return fmt.Errorf("%w: a workflow continues as new once it completed", ErrInvalid)
+	}
+	if n := p.Next; n != nil {
+		next := *n
+		next.Kind, next.ContinuedFrom, next.WorkflowIDReuse = KindWorkflow, p.ID, ReuseAllowDuplicate
+		if next.WorkflowID == "" || next.ParentTaskID != "" || len(next.ParentEvents) > 0 || next.Idempotency != nil ||
+			next.IdempotencyTask != nil || next.Start {
+			return fmt.Errorf("%w: the next run of a workflow has a workflow id and no parent, idempotency key or start", ErrInvalid)
+		}
+		if err := next.Validate(); err != nil {
+			return err
+		}
 	}
 	if err := validateToken(p.Lease); err != nil {
 		return err

@@ -62,6 +62,12 @@ type WorkflowCommitParams struct {
 	// the child) the workflow waits and holds none, so it is 0. Defaults
 	// to 0 (not fenced).
 	Lease int64
+	// Next continues the workflow as new: once it ended completed (To),
+	// this task is inserted, queued, in the same transaction, with
+	// ContinuedFrom set to ID, the same owner, and a workflow id that
+	// follows the ended run's (ReuseAllowDuplicate). Only with To
+	// completed. Defaults to nil.
+	Next *TaskInsertParams
 	// Host is the host StartChild's child gets a lease for. Defaults to ""
 	// (an unnamed host).
 	Host string
@@ -78,6 +84,8 @@ type WorkflowCommitResult struct {
 	Started *Task
 	// Ended is EndChild's task as it is now, or nil.
 	Ended *Task
+	// Next is the run Next inserted, or nil.
+	Next *Task
 }
 
 // WorkflowClaimParams are the params of Store.WorkflowClaim.

@@ -42,6 +42,11 @@ type WorkflowHost interface {
 	Now() time.Time
 	// Random fills p with the workflow's deterministic random bytes.
 	Random(p []byte)
+	// History returns how many journal events the run replayed or
+	// recorded so far, its commands and the results it read, and the bytes
+	// of their values with the workflow's input: the same at the same
+	// point of every replay, whatever arrived since.
+	History() (length, size int64)
 }
 
 // ActivityCommand is an activity a workflow schedules.

@@ -69,6 +69,9 @@ type Replay struct {
 	digest DigestFunc
 
 	step  int64     // commands asked so far
+	// reads and readBytes count the results the run read; inBytes are the
+	// bytes of the workflow's input and of its commands' inputs.
+	reads, readBytes, inBytes int64
 	lines int       // log lines the run logged so far
 	clock time.Time // the workflow's deterministic time
 	rnd   *rand.ChaCha8
@@ -94,6 +97,7 @@ func NewReplay(t *store.Task, j *Journal, now time.Time, mode Mode, digest Diges
 		r.clock = r.now
 	}
 	r.rnd = rand.NewChaCha8(seedOf(t.ID, t.Attempt))
+	r.inBytes = int64(len(t.Input.Data))
 	if mode == Record {
 		r.fireDue()
 	}
@@ -163,6 +167,7 @@ func (r *Replay) next(c command) (*command, error) {
 	}
 	r.step++
 	c.step = r.step
+	r.inBytes += int64(len(c.input))
 	if r.step <= int64(len(r.j.commands)) {
 		rec := r.j.commands[r.step-1]
 		if !c.same(rec) {
@@ -325,7 +330,16 @@ func (r *Replay) Result(_ context.Context, id int64) (FutureResult, error) {
 	if !ok || id > r.step {
 		return FutureResult{}, r.fail(fmt.Errorf("future %d is not resolved", id))
 	}
+	r.reads++
+	r.readBytes += int64(len(res.frame))
 	return FutureResult{Outcome: res.outcome, Frame: res.frame}, nil
+}
+
+// History implements WorkflowHost: the commands asked and results read
+// so far, and their bytes with the input's. Both follow only the code path
+// of the run, so every replay sees the same at the same point.
+func (r *Replay) History() (length, size int64) {
+	return r.step + r.reads, r.inBytes + r.readBytes
 }
 
 // Now implements WorkflowHost: the attempt's start, moved forward to the

@@ -111,6 +111,18 @@ const (
 	// frame {name, input}, that the guest answers instead of its own
 	// result.
 	ImportQueryRequest = "query_request"
+	// ImportContinueAsNew is continue_as_new(input i64): end the run and
+	// start the workflow again, as a new run of the same workflow id, with
+	// input; the guest then returns StatusOK.
+	ImportContinueAsNew = "continue_as_new"
+	// ImportHistoryLength is history_length() -> i64: the journal events
+	// the run replayed or recorded so far (its commands and the results
+	// it read), the same at the same point of every replay.
+	ImportHistoryLength = "history_length"
+	// ImportHistorySize is history_size() -> i64: the bytes of those
+	// events' values (the workflow's input, its commands' inputs, the
+	// results it read).
+	ImportHistorySize = "history_size"
 )
 
 // Special return values of imports (docs/abi.md, "Host imports").

@@ -42,7 +42,7 @@ const taskColumns = `id, module, module_digest, function, kind, input_codec, inp
 	owner_client_id, parent_task_id, not_before, created_at, updated_at, started_at, finished_at, last_seq,
 	memory_limit, progress, lease_host, lease_token, lease_expires_at,
 	deadline, run_timeout_ms, run_deadline, schedule_to_start_ms, start_deadline, heartbeat_timeout_ms,
-	workflow_id`
+	workflow_id, continued_from`
 
 // taskColumnsNoPayloads is taskColumns with every payload read as NULL.
 var taskColumnsNoPayloads = strings.NewReplacer(
@@ -70,7 +70,7 @@ func scanTask(s scanner) (*store.Task, error) {
 		inCodec, cpCodec, outCodec, errDtCodec *string
 		in, cp, out, errDt                     []byte
 		errCode, errMsg, errType, parent       *string
-		workflowID                             *string
+		workflowID, continuedFrom              *string
 		errNonRetryable                        *bool
 		timeoutMS                              int64
 		notBefore, created, updated            time.Time
@@ -86,7 +86,7 @@ func scanTask(s scanner) (*store.Task, error) {
 		&t.OwnerClientID, &parent, &notBefore, &created, &updated, &started, &finished, &t.LastSeq,
 		&t.MemoryLimit, &progress, &t.Lease.Host, &t.Lease.Token, &leaseExpires,
 		&deadline, &runMS, &runDeadline, &startMS, &startDeadline, &heartbeatMS,
-		&workflowID)
+		&workflowID, &continuedFrom)
 	if err != nil {
 		return nil, err
 	}
@@ -116,6 +116,7 @@ func scanTask(s scanner) (*store.Task, error) {
 	}
 	t.ParentTaskID = backend.Deref(parent)
 	t.WorkflowID = backend.Deref(workflowID)
+	t.ContinuedFrom = backend.Deref(continuedFrom)
 	t.NotBefore = fromTS(notBefore)
 	t.CreatedAt = fromTS(created)
 	t.UpdatedAt = fromTS(updated)

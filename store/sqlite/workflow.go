@@ -22,7 +22,15 @@ func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams)
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("commit workflow: %w", err)
 	}
-	var started *store.Task
+	var started, next *store.Task
+	var nextRetry string
+	if p.Next != nil {
+		r, err := backend.MarshalRetry(p.Next.Retry)
+		if err != nil {
+			return nil, fmt.Errorf("commit workflow: %w", err)
+		}
+		nextRetry = r
+	}
 	retries := make([]string, len(p.Children))
 	for i, c := range p.Children {
 		r, err := backend.MarshalRetry(c.Retry)
@@ -114,6 +122,19 @@ func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams)
 				started = child
 			}
 		}
+		next = nil
+		if p.Next != nil {
+			np := *p.Next
+			np.Kind, np.ContinuedFrom, np.WorkflowIDReuse = store.KindWorkflow, p.ID, store.ReuseAllowDuplicate
+			id := np.ID
+			if id == "" {
+				id = store.NewID(store.TaskIDPrefix)
+			}
+			var err error
+			if next, err = t.insertTask(&np, id, task.OwnerClientID, nextRetry, false, n); err != nil {
+				return fmt.Errorf("next run: %w", err)
+			}
+		}
 		return nil
 	})
 	if err != nil {
@@ -123,7 +144,7 @@ func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams)
 		}
 		return nil, fmt.Errorf("commit workflow: %w", err)
 	}
-	return &store.WorkflowCommitResult{Task: task, Started: started, Ended: ended}, nil
+	return &store.WorkflowCommitResult{Task: task, Started: started, Ended: ended, Next: next}, nil
 }
 
 // endChild moves the child p.ID of workflow parentID from running to its

@@ -153,6 +153,47 @@ func testWorkflowID(t *testing.T, newStore func(testing.TB) store.Store) {
 		}
 	})
 
+	t.Run("ContinueAsNew", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		ctx := t.Context()
+		run := MustRunning(t, s, &store.TaskInsertParams{Kind: store.KindWorkflow, OwnerClientID: "cli_a", WorkflowID: "chain", WorkflowIDReuse: store.ReuseRejectDuplicate})
+		res, err := s.WorkflowCommit(ctx, &store.WorkflowCommitParams{
+			ID: run.ID, To: store.StatusCompleted, Lease: run.Lease.Token,
+			Events: []store.EventDraft{{Type: "workflow.continued_as_new", Payload: []byte(`{}`)}},
+			Next:   &store.TaskInsertParams{Module: "m", ModuleDigest: Digest, Function: "f", WorkflowID: "chain", OwnerClientID: "cli_a", Input: Frame("next")},
+		})
+		require.NoError(t, err, "the next run follows its own run whatever the first run's policy")
+		require.Equal(t, store.StatusCompleted, res.Task.Status)
+		require.NotNil(t, res.Next)
+		require.Equal(t, store.StatusQueued, res.Next.Status)
+		require.Equal(t, run.ID, res.Next.ContinuedFrom)
+		require.Equal(t, "chain", res.Next.WorkflowID)
+		require.Equal(t, store.KindWorkflow, res.Next.Kind)
+		got, err := s.TaskGet(ctx, res.Next.ID)
+		require.NoError(t, err)
+		require.Equal(t, run.ID, got.ContinuedFrom)
+		require.Equal(t, "cli_a", got.OwnerClientID)
+		require.Equal(t, Frame("next"), got.Input)
+		MustCheckLog(t, s, run.ID)
+
+		// A run that fails to continue (a bad next run) commits nothing.
+		run2 := MustRunning(t, s, &store.TaskInsertParams{Kind: store.KindWorkflow, OwnerClientID: "cli_a", WorkflowID: "other"})
+		_, err = s.WorkflowCommit(ctx, &store.WorkflowCommitParams{
+			ID: run2.ID, To: store.StatusCompleted, Lease: run2.Lease.Token,
+			Next: &store.TaskInsertParams{Module: "m", ModuleDigest: Digest, Function: "f", OwnerClientID: "cli_a"},
+		})
+		require.ErrorIs(t, err, store.ErrInvalid, "the next run needs a workflow id")
+		got, err = s.TaskGet(ctx, run2.ID)
+		require.NoError(t, err)
+		require.Equal(t, store.StatusRunning, got.Status)
+		_, err = s.WorkflowCommit(ctx, &store.WorkflowCommitParams{
+			ID: run2.ID, To: store.StatusFailed, Error: &store.TaskError{Code: "x"}, Lease: run2.Lease.Token,
+			Next: &store.TaskInsertParams{Module: "m", ModuleDigest: Digest, Function: "f", WorkflowID: "other", OwnerClientID: "cli_a"},
+		})
+		require.ErrorIs(t, err, store.ErrInvalid, "only a completed run continues")
+	})
+
 	t.Run("Invalid", func(t *testing.T) {
 		t.Parallel()
 		s := newStore(t)

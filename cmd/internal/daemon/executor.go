@@ -71,7 +71,7 @@ func (x executor) Call(ctx context.Context, c *runtime.Call) (*runtime.CallResul
 	}
 	switch res.Status {
 	case abi.StatusOK:
-		return &runtime.CallResult{Output: res.Output}, nil
+		return &runtime.CallResult{Output: res.Output, ContinueAsNew: res.ContinueAsNew}, nil
 	case abi.StatusError:
 		e := res.Error
 		return &runtime.CallResult{Error: &runtime.PluginError{
@@ -175,3 +175,6 @@ func (h *workflowHost) Now() time.Time { return h.wh.Now() }
 
 // Random implements host.WorkflowHost.
 func (h *workflowHost) Random(p []byte) { h.wh.Random(p) }
+
+// History implements host.WorkflowHost.
+func (h *workflowHost) History() (length, size int64) { return h.wh.History() }

@@ -41,6 +41,7 @@ func NewTask(p *store.TaskInsertParams, id, owner string, start bool, n time.Tim
 		OwnerClientID:          owner,
 		ParentTaskID:           p.ParentTaskID,
 		WorkflowID:             p.WorkflowID,
+		ContinuedFrom:          p.ContinuedFrom,
 		NotBefore:              n,
 		CreatedAt:              n,
 		UpdatedAt:              n,

@@ -87,6 +87,7 @@ COLUMN tasks.schedule_to_start_ms bigint NOT NULL DEFAULT 0
 COLUMN tasks.start_deadline timestamp with time zone
 COLUMN tasks.heartbeat_timeout_ms bigint NOT NULL DEFAULT 0
 COLUMN tasks.workflow_id text
+COLUMN tasks.continued_from text
 COLUMN workflow_waits.task_id text COLLATE C NOT NULL
 COLUMN workflow_waits.attempt integer NOT NULL
 COLUMN workflow_waits.wake_at timestamp with time zone

@@ -1,7 +1,8 @@
 -- Workflow ids (docs/workflows.md, "Workflow ids"): a caller-chosen name of
 -- a workflow task, unique among its owner's open runs; NULL for a task
--- without one.
+-- without one. continued_from is the run a run continued as new from.
 ALTER TABLE tasks ADD COLUMN workflow_id TEXT;
+ALTER TABLE tasks ADD COLUMN continued_from TEXT;
 
 -- At most one open run of an owner holds a workflow id.
 CREATE UNIQUE INDEX tasks_workflow_open ON tasks (owner_client_id, workflow_id)
