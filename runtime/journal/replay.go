@@ -68,14 +68,14 @@ type Replay struct {
 	now    time.Time // the run's wall-clock time, decided once
 	digest DigestFunc
 
-	step  int64     // commands asked so far
+	step int64 // commands asked so far
 	// reads and readBytes count the results the run read; inBytes are the
 	// bytes of the workflow's input and of its commands' inputs.
 	reads, readBytes, inBytes int64
-	lines int       // log lines the run logged so far
-	clock time.Time // the workflow's deterministic time
-	rnd   *rand.ChaCha8
-	err   error // the first error, which fails the run
+	lines                     int       // log lines the run logged so far
+	clock                     time.Time // the workflow's deterministic time
+	rnd                       *rand.ChaCha8
+	err                       error // the first error, which fails the run
 
 	// What the run records, committed with the workflow's next state.
 	drafts   []store.EventDraft

@@ -72,8 +72,11 @@ func testTimeout(t *testing.T, newStore func(testing.TB) store.Store) {
 		require.True(t, res.Next.IsZero(), "no task has a deadline")
 
 		plain := MustInsertTask(t, s, nil)
-		a := MustInsertTask(t, s, &store.TaskInsertParams{ScheduleToStartTimeout: 20 * time.Millisecond})
-		b := MustInsertTask(t, s, &store.TaskInsertParams{ScheduleToStartTimeout: 10 * time.Millisecond})
+		// One time of falling due for both, so that their order is their
+		// timeouts' whatever the time between the inserts.
+		due := time.Now().Add(-time.Second).UTC().Truncate(time.Millisecond)
+		a := MustInsertTask(t, s, &store.TaskInsertParams{ScheduleToStartTimeout: 20 * time.Millisecond, NotBefore: due})
+		b := MustInsertTask(t, s, &store.TaskInsertParams{ScheduleToStartTimeout: 10 * time.Millisecond, NotBefore: due})
 		c := MustInsertTask(t, s, &store.TaskInsertParams{ScheduleToStartTimeout: time.Hour})
 		claimed := MustInsertTask(t, s, &store.TaskInsertParams{ScheduleToStartTimeout: time.Millisecond})
 		MustLoading(t, s, claimed.ID)
