@@ -96,6 +96,13 @@ type Config struct {
 	MaxPendingSignals     int
 	MaxPendingSignalBytes int64
 
+	// MaxHistoryEvents bounds a workflow's log: a run that would commit
+	// past it fails the workflow with fault.HistoryLimitExceeded, never
+	// retried, instead of letting every later run replay an ever longer
+	// journal (a workflow that runs for long continues as new). Defaults
+	// to 50,000 events.
+	MaxHistoryEvents int64
+
 	// MaxQueries bounds the queries answered at once (each replays a
 	// journal in a wasm instance of its own); a query that finds no slot
 	// within half a second is refused with fault.QueryLimitExceeded.
@@ -167,6 +174,8 @@ const (
 	DefaultMaxPendingSignals     = 1000
 	DefaultMaxPendingSignalBytes = 16 << 20
 
+	DefaultMaxHistoryEvents = 50000
+
 	DefaultMaxQueries   = 4
 	DefaultQueryTimeout = 10 * time.Second
 )
@@ -201,7 +210,7 @@ func (c Config) withDefaults() (Config, error) {
 	case c.Workers < 0, c.PollInterval < 0, c.ShutdownTimeout < 0, c.Retention < 0,
 		c.RetentionInterval < 0, c.RetentionBatch < 0, c.ClientWorkers < 0, c.MemoryBudget < 0,
 		c.DefaultMemoryLimit < 0, c.ClientMemoryLimit < 0, c.MaxPendingSignals < 0, c.MaxPendingSignalBytes < 0,
-		c.MaxQueries < 0, c.QueryTimeout < 0:
+		c.MaxQueries < 0, c.QueryTimeout < 0, c.MaxHistoryEvents < 0:
 		return c, errors.New("runtime: negative Config value")
 	}
 	if c.Logger == nil {
@@ -239,6 +248,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxPendingSignalBytes == 0 {
 		c.MaxPendingSignalBytes = DefaultMaxPendingSignalBytes
+	}
+	if c.MaxHistoryEvents == 0 {
+		c.MaxHistoryEvents = DefaultMaxHistoryEvents
 	}
 	if c.MaxQueries == 0 {
 		c.MaxQueries = DefaultMaxQueries

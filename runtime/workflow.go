@@ -2,7 +2,9 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/weft-run/weft/codec"
@@ -85,10 +87,17 @@ func (w *worker) runWorkflow(ctx, callCtx context.Context, t *store.Task, deadli
 			next  *store.Task
 			again bool
 		)
-		if res.Suspended {
+		switch {
+		case res.Suspended:
 			next, again = w.workflowWait(ctx, callCtx, t, j, r, f, logs)
-		} else if next, again = w.workflowCompleted(ctx, t, r, f, res.Output, logs); !again {
-			w.abandonActivities(ctx, t, j)
+		case res.ContinueAsNew:
+			if next, again = w.workflowContinued(ctx, t, r, f, res.Output, logs); !again {
+				w.abandonActivities(ctx, t, j)
+			}
+		default:
+			if next, again = w.workflowCompleted(ctx, t, r, f, res.Output, logs); !again {
+				w.abandonActivities(ctx, t, j)
+			}
 		}
 		if !again {
 			return
@@ -182,6 +191,83 @@ func (w *worker) workflowCompleted(ctx context.Context, t *store.Task, r *journa
 	return nil, false
 }
 
+// workflowContinued ends a workflow that continued as new, with what its
+// last run recorded, and inserts its next run in the same commit: the
+// same function, owner, options and execution deadline, with input as
+// its input, under the workflow id of the run (its task id when it has
+// none), on the latest version of the module that still exports the
+// function as a workflow (else the run's own). It returns the workflow to
+// run again, and true, when the run went on from an activity's end but
+// the log grew meanwhile.
+func (w *worker) workflowContinued(ctx context.Context, t *store.Task, r *journal.Replay, f *foldedEnd, input []byte, logs []store.EventDraft) (*store.Task, bool) {
+	e := w.e
+	if verr := codec.ValidateFrame(input, codec.DefaultLimits); verr != nil {
+		w.unfold(ctx, f)
+		w.fail(ctx, t, store.StatusRunning, &store.TaskError{
+			Code: string(fault.CodeOf(verr)), Type: string(fault.CodeOf(verr)),
+			Message: "continue_as_new input: " + fault.Message(verr), NonRetryable: true,
+		})
+		return nil, false
+	}
+	digest := t.ModuleDigest
+	if m, kind, err := e.mods.Function(ctx, t.Module, t.Function); err == nil && kind == store.KindWorkflow {
+		digest = m.Digest
+	}
+	wid := t.WorkflowID
+	if wid == "" {
+		wid = t.ID
+	}
+	next := &store.TaskInsertParams{
+		ID: store.NewID(store.TaskIDPrefix), Module: t.Module, ModuleDigest: digest, Function: t.Function,
+		Kind: store.KindWorkflow, Input: store.Payload{Codec: codec.CodecAvro, Data: input}, OnRestart: t.OnRestart,
+		Timeout: t.Timeout, Deadline: t.Deadline, RunTimeout: t.RunTimeout, MemoryLimit: t.MemoryLimit,
+		Retry: t.Retry, OwnerClientID: t.OwnerClientID, WorkflowID: wid,
+	}
+	ev, err := continuedEvent(next)
+	if err != nil {
+		w.unfold(ctx, f)
+		w.settle(ctx, ctx, t, time.Time{}, nil, fault.Wrap("continue as new", err))
+		return nil, false
+	}
+	done, err := w.commitRun(ctx, f, &store.WorkflowCommitParams{
+		ID: t.ID, Events: append(append(r.Events(), logs...), ev), Children: r.Children(),
+		To: store.StatusCompleted, Output: store.Payload{Codec: codec.CodecAvro, Data: nullFrame}, Next: next,
+	})
+	if err != nil {
+		if nt := w.unfold(ctx, f); nt != nil {
+			return nt, true
+		}
+		w.lost(ctx, t.ID, err, rerunItem(t.ID))
+		return nil, false
+	}
+	if len(r.Children()) > 0 {
+		e.sched.notify()
+	}
+	e.armChildren(r.Children())
+	e.taskFinished(done.Task)
+	if done.Next != nil {
+		e.overdue.armAt(e, done.Next.StartDeadline)
+		e.sched.notify()
+	}
+	return nil, false
+}
+
+// continuedEvent is the workflow.continued_as_new event of a run that
+// continues as next.
+func continuedEvent(next *store.TaskInsertParams) (store.EventDraft, error) {
+	b, err := json.Marshal(struct {
+		NextTaskID string        `json:"next_task_id"`
+		WorkflowID string        `json:"workflow_id"`
+		Input      store.Payload `json:"input_envelope"`
+	}{next.ID, next.WorkflowID, next.Input})
+	return store.EventDraft{Type: EventContinuedAsNew, Payload: b}, err
+}
+
+// EventContinuedAsNew is the event a workflow run that continues as new
+// writes before its end: next_task_id, workflow_id and input_envelope of
+// the next run.
+const EventContinuedAsNew = "workflow.continued_as_new"
+
 // workflowWait commits a suspended run: the workflow waits. It returns the
 // task to run again, and true, when the log grew during the run.
 func (w *worker) workflowWait(ctx, callCtx context.Context, t *store.Task, j *journal.Journal, r *journal.Replay, f *foldedEnd, logs []store.EventDraft) (*store.Task, bool) {
@@ -190,6 +276,15 @@ func (w *worker) workflowWait(ctx, callCtx context.Context, t *store.Task, j *jo
 	// until its total, execution or run deadline: claimed then, load ends
 	// it.
 	wake, children := earliest(r.WakeAt(), endOf(t).at), r.Children()
+	if n := j.LastSeq() + 1 + int64(len(r.Events())+len(logs)); n > e.cfg.MaxHistoryEvents {
+		w.unfold(ctx, f)
+		w.fail(ctx, t, store.StatusRunning, &store.TaskError{
+			Code: string(fault.HistoryLimitExceeded), Type: string(fault.HistoryLimitExceeded), NonRetryable: true,
+			Message: fmt.Sprintf("the workflow's log would hold %d events, more than the limit of %d; a workflow that runs this long should continue as new", n, e.cfg.MaxHistoryEvents),
+		})
+		w.abandonActivities(ctx, t, j)
+		return nil, false
+	}
 	res, err := w.commitRun(ctx, f, &store.WorkflowCommitParams{
 		ID: t.ID, LastSeq: j.LastSeq(), Events: append(r.Events(), logs...), Children: children, Wait: true, WakeAt: wake,
 		StartChild: len(children) > 0,

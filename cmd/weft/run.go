@@ -115,14 +115,32 @@ func newRunCmd() *cobra.Command {
 			fmt.Fprintf(cmd.ErrOrStderr(), "task %s %s\n", t.ID, t.Status)
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			// A workflow that continues as new is followed to its last run.
 			var final []byte
-			err = c.stream(ctx, t.ID, "", func(ev *client.StreamEvent) (bool, error) {
-				if client.IsTerminalEvent(ev.Type) {
-					final = ev.Data
-					return true, nil
+			for id := t.ID; id != ""; {
+				next := ""
+				err = c.stream(ctx, id, "", func(ev *client.StreamEvent) (bool, error) {
+					switch {
+					case ev.Type == continuedAsNew:
+						var e struct {
+							Data struct {
+								NextTaskID string `json:"next_task_id"`
+							} `json:"data"`
+						}
+						if json.Unmarshal(ev.Data, &e) == nil {
+							next = e.Data.NextTaskID
+						}
+					case client.IsTerminalEvent(ev.Type):
+						final = ev.Data
+						return true, nil
+					}
+					return false, nil
+				})
+				if err != nil || next == "" {
+					break
 				}
-				return false, nil
-			})
+				id = next
+			}
 			if ctx.Err() != nil && cmd.Context().Err() == nil {
 				fmt.Fprintf(cmd.ErrOrStderr(), "detached from task %s; it goes on in the daemon.\n"+
 					"  follow it: weft tasks watch %s\n  cancel it: weft tasks cancel %s\n", t.ID, t.ID, t.ID)
@@ -173,6 +191,10 @@ func newRunCmd() *cobra.Command {
 	timeouts.register(f)
 	return cmd
 }
+
+// continuedAsNew is the event of a workflow run that continued as new,
+// whose data names the next run.
+const continuedAsNew = "workflow.continued_as_new"
 
 // timeoutFlags are weft run's flags for the timeouts beside --timeout
 // (docs/workflows.md, "Timeouts").

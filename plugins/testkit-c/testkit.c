@@ -18,6 +18,10 @@
  *   heartbeat_spin  {"beats", "interval_ms", "until_ms"}: heartbeats
  *          beats times, interval_ms apart, then spins without a heartbeat
  *          before the Unix time until_ms, or returns "done" after it
+ *   chain  (a workflow) {"runs": N, "done": D}: runs echo(D), then continues
+ *          as new with done D+1 until N runs ran, and returns
+ *          {"runs": N, "history_length": L} (L of the last run); its query
+ *          "done" answers D
  *   tally  (a workflow) {"signals": N}: adds up the longs of N "add"
  *          signals and returns the sum; its queries: "state" answers
  *          {"sum", "count"} so far, "echo" its input, "fail" an error of
@@ -298,7 +302,41 @@ static weft_value *tally(weft_value *input) {
     return weft_long(tallied.sum);
 }
 
+static int64_t chain_done;
+
+static weft_value *query_done(const weft_value *input, void *data) {
+    (void)input, (void)data;
+    return weft_long(chain_done);
+}
+
+static weft_value *chain(weft_value *input) {
+    int64_t runs, done;
+    if (!fields(input, "chain input") || !long_field(input, "runs", &runs) || !long_field(input, "done", &done)) return NULL;
+    chain_done = done;
+    weft_set_query_handler("done", query_done, NULL);
+    weft_value *arg = weft_long(done), *echoed = NULL;
+    weft_outcome o = weft_future_get(weft_execute_activity("echo", arg, NULL), &echoed);
+    weft_value_free(arg);
+    if (o == WEFT_OUTCOME_SUSPENDED) return NULL;
+    if (o == WEFT_OUTCOME_ERROR) return weft_error("echo_failed", "echo failed", true, echoed);
+    int64_t n = 0;
+    bool ok = weft_as_long(echoed, &n);
+    weft_value_free(echoed);
+    if (!ok) return weft_error("weft.invalid_input", "echo returned no long", true, NULL);
+    if (n + 1 < runs) {
+        weft_value *next = weft_map();
+        weft_map_put(next, "runs", weft_long(runs));
+        weft_map_put(next, "done", weft_long(n + 1));
+        return weft_continue_as_new(next);
+    }
+    weft_value *outv = weft_map();
+    weft_map_put(outv, "runs", weft_long(n + 1));
+    weft_map_put(outv, "history_length", weft_long(weft_history_length()));
+    return outv;
+}
+
 WEFT_INIT(register_activities) {
+    weft_register_workflow("chain", chain);
     weft_register_activity("echo", echo);
     weft_register_activity("sleep", sleep_ms);
     weft_register_activity("spin", spin);

@@ -1,7 +1,7 @@
 // Command testkit is weft's stock test plugin: small activities that
 // exercise every path of the host (echo, sleep, spin, fail, trap, grow,
-// count, heartbeat_spin) and the workflow tally, whose query handlers
-// exercise queries. Users deploy it to try weft; the host's tests call it.
+// count, heartbeat_spin), the workflow tally, whose query handlers
+// exercise queries, and the workflow chain, which continues as new. Users deploy it to try weft; the host's tests call it.
 //
 // Build (the committed testkit.wasm is this command's output):
 //

@@ -113,6 +113,9 @@ const (
 	// (or bytes of them) as it may; retry once it consumed some.
 	SignalLimitExceeded Code = "signal_limit_exceeded"
 
+	// HistoryLimitExceeded: a workflow's log would grow past the engine's
+	// limit (Config.MaxHistoryEvents); never retried.
+	HistoryLimitExceeded Code = "history_limit_exceeded"
 	// WorkflowIDInUse: an open run of the caller already holds the
 	// workflow id.
 	WorkflowIDInUse Code = "workflow_id_in_use"

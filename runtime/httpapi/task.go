@@ -148,6 +148,7 @@ func (s *Server) taskDoc(t *store.Task) *client.Task {
 		ClientID:                 t.OwnerClientID,
 		ParentTaskID:             t.ParentTaskID,
 		WorkflowID:               t.WorkflowID,
+		ContinuedFromTaskID:      t.ContinuedFrom,
 		ResponseID:               t.ResponseID(),
 		LastSequenceNumber:       t.LastSeq,
 		CreatedAt:                t.CreatedAt.UTC(),

@@ -37,6 +37,9 @@ WEFT_IMPORT("weft:workflow/v1", "future_result") int64_t weft__future_result(int
 WEFT_IMPORT("weft:workflow/v1", "now") int64_t weft__now(void);
 WEFT_IMPORT("weft:workflow/v1", "random") void weft__random(uint64_t dst);
 WEFT_IMPORT("weft:workflow/v1", "query_request") int64_t weft__query_request(void);
+WEFT_IMPORT("weft:workflow/v1", "continue_as_new") void weft__continue_as_new(uint64_t input);
+WEFT_IMPORT("weft:workflow/v1", "history_length") int64_t weft__history_length(void);
+WEFT_IMPORT("weft:workflow/v1", "history_size") int64_t weft__history_size(void);
 
 /* pack packs a guest pointer and a length: ptr << 32 | n
  * (docs/abi.md, "Pointers and lengths"). */
@@ -987,6 +990,12 @@ static void end_call(void);
  * links neither it nor the query_request import. */
 static int32_t (*volatile query_answer)(bool *answered);
 
+/* continue_run is send_continue once a workflow asked to continue as new,
+ * and NULL before, volatile for the same reason: a module that never
+ * continues as new does not import continue_as_new. */
+static int32_t (*volatile continue_run)(void);
+static weft_value *continue_input;
+
 WEFT_EXPORT("weft_call") int32_t weft__export_call(uint64_t name_packed, uint64_t input_packed) {
     uint64_t mem = (uint64_t)__builtin_wasm_memory_size(0) * 65536;
     uint32_t np = (uint32_t)(name_packed >> 32), nl = (uint32_t)name_packed;
@@ -1020,12 +1029,28 @@ WEFT_EXPORT("weft_call") int32_t weft__export_call(uint64_t name_packed, uint64_
         if (answered) {
             if (result != in) weft_value_free(result);
             weft_value_free(in);
+            weft_value_free(continue_input); /* a query never continues */
+            continue_input = NULL;
             end_call();
             return status;
         }
     }
     weft_value *err = call.error;
     bool suspended = call.suspended;
+    int32_t (*cont)(void) = continue_run;
+    if (fn->workflow && cont && continue_input) {
+        call.error = NULL;
+        end_call();
+        if (result != in) weft_value_free(result);
+        weft_value_free(in);
+        weft_value_free(err);
+        if (suspended) {
+            weft_value_free(continue_input);
+            continue_input = NULL;
+            return WEFT_STATUS_SUSPENDED;
+        }
+        return cont();
+    }
     call.error = NULL;
     end_call();
     if (result != in) weft_value_free(in);
@@ -1076,6 +1101,9 @@ int32_t weft_host_await(const int64_t *ids, size_t n, int32_t mode) { return wef
 int64_t weft_host_future_result(int64_t id) { return weft__future_result(id); }
 int64_t weft_host_now(void) { return weft__now(); }
 int64_t weft_host_query_request(void) { return weft__query_request(); }
+void weft_host_continue_as_new(const void *frame, size_t n) { weft__continue_as_new(pack(frame, n)); }
+int64_t weft_host_history_length(void) { return weft__history_length(); }
+int64_t weft_host_history_size(void) { return weft__history_size(); }
 void weft_host_random(void *dst, size_t n) { weft__random(pack(dst, n)); }
 
 void weft_log_n(weft_level level, const char *m, size_t n) { weft__log((int32_t)level, pack(m, n)); }
@@ -1399,3 +1427,34 @@ bool weft_set_query_handler(const char *name, weft_query_fn fn, void *data) {
     query_answer = answer_query;
     return true;
 }
+
+/* ----------------------------------------------------------------------
+ * Continue-as-new (docs/abi.md, "continue_as_new")
+ * -------------------------------------------------------------------- */
+
+/* send_continue hands the next run's input to the host and ends the call. */
+static int32_t send_continue(void) {
+    weft_value *v = continue_input;
+    continue_input = NULL;
+    out.len = 0;
+    weft_code c = weft_append_frame(&out, v);
+    weft_value_free(v);
+    if (c != WEFT_OK) return send_error(weft_error_value("weft.invalid_input", msg, true, NULL));
+    weft__continue_as_new(pack(out.data, out.len));
+    trim();
+    return WEFT_STATUS_OK;
+}
+
+weft_value *weft_continue_as_new(weft_value *input) {
+    if (!call.active || !call.fn->workflow) {
+        weft_value_free(input);
+        return NULL;
+    }
+    weft_value_free(continue_input);
+    continue_input = input ? input : weft_null();
+    continue_run = send_continue;
+    return NULL;
+}
+
+int64_t weft_history_length(void) { return call.suspended ? 0 : weft__history_length(); }
+int64_t weft_history_size(void) { return call.suspended ? 0 : weft__history_size(); }

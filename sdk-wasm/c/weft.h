@@ -373,6 +373,21 @@ int64_t weft_now(void);
 /* weft_random fills dst with the workflow's deterministic random bytes. */
 void weft_random(void *dst, size_t n);
 
+/* weft_continue_as_new ends the workflow's run and starts it again, as a
+ * new run of the same workflow id, with input (owned by the SDK) and a
+ * journal that starts over; it returns NULL, so a workflow writes
+ * `return weft_continue_as_new(next)`. What the function returns is then
+ * ignored. A suspended workflow does not continue. An input that cannot be
+ * encoded fails the call with "weft.invalid_input". */
+weft_value *weft_continue_as_new(weft_value *input);
+/* weft_history_length is how many journal events the run replayed or
+ * recorded so far (its activities, timers and signal waits, and the
+ * results it read); weft_history_size the bytes of their values with the
+ * workflow's input. Both are the same at the same point of every replay,
+ * so a workflow may decide on them to continue as new. */
+int64_t weft_history_length(void);
+int64_t weft_history_size(void);
+
 /* weft_query_fn answers a query (docs/workflows.md, "Queries"): input is
  * the query's argument (borrowed), data what weft_set_query_handler was
  * given. It returns the answer (owned by the SDK), or fails the query with
@@ -419,6 +434,9 @@ int64_t weft_host_future_result(int64_t id); /* outcome << 32 | blob length */
 int64_t weft_host_now(void);
 void weft_host_random(void *dst, size_t n);
 int64_t weft_host_query_request(void); /* query frame length, or WEFT_NO_QUERY */
+void weft_host_continue_as_new(const void *frame, size_t n);
+int64_t weft_host_history_length(void);
+int64_t weft_host_history_size(void);
 
 #ifdef __cplusplus
 }

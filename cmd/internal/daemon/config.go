@@ -101,6 +101,7 @@ type Config struct {
 	MaxPendingSignalBytes int64
 	MaxQueries            int
 	QueryTimeout          time.Duration
+	MaxHistoryEvents      int64
 	MaxPageBytes          int64
 	MaxProjectionBytes    int64
 	MaxReadBytes          int64
@@ -196,6 +197,9 @@ func (cfg *Config) Validate() error {
 	if cfg.MaxQueries < 0 {
 		return errors.New("--max-queries must not be negative")
 	}
+	if cfg.MaxHistoryEvents < 0 {
+		return errors.New("--max-history-events must not be negative")
+	}
 	if cfg.QueryTimeout < 0 {
 		return errors.New("--query-timeout must not be negative")
 	}
@@ -254,6 +258,7 @@ func RegisterFlags(f *pflag.FlagSet, cfg *Config) {
 	f.IntVar(&cfg.MaxPendingSignals, "max-pending-signals", 0, "signals a workflow may hold unconsumed (default 1000)")
 	SizeVar(f, &cfg.MaxPendingSignalBytes, "max-pending-signal-bytes", 0, "bytes of signals a workflow may hold unconsumed (default 16MiB)")
 	f.IntVar(&cfg.MaxQueries, "max-queries", runtime.DefaultMaxQueries, "workflow queries answered at once; one more waits 0.5s for a slot, then gets 429")
+	f.Int64Var(&cfg.MaxHistoryEvents, "max-history-events", runtime.DefaultMaxHistoryEvents, "events a workflow's log may hold; a run past it fails the workflow with history_limit_exceeded (continue as new before)")
 	f.DurationVar(&cfg.QueryTimeout, "query-timeout", runtime.DefaultQueryTimeout, "longest a workflow query may take to replay and answer")
 	SizeVar(f, &cfg.MaxPageBytes, "max-page-bytes", 0, "a list page ends early past this encoded size (default 4MiB)")
 	SizeVar(f, &cfg.MaxProjectionBytes, "max-projection-bytes", 0, "largest stored payload shown with its typed projection (default 1MiB)")

@@ -188,6 +188,7 @@ func (m *Main) open(ctx context.Context) error {
 		MaxPendingSignalBytes: cfg.MaxPendingSignalBytes,
 		MaxQueries:            cfg.MaxQueries,
 		QueryTimeout:          cfg.QueryTimeout,
+		MaxHistoryEvents:      cfg.MaxHistoryEvents,
 
 		StoreRetry: cfg.StoreRetry,
 

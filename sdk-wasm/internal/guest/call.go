@@ -19,6 +19,13 @@ var suspended = &suspendSignal{}
 // abi.StatusSuspended. Code between must not recover it.
 func Suspend() { panic(suspended) }
 
+// ContinueAsNew, once set (by the first continue-as-new a workflow asks
+// for), hands a workflow's continue-as-new error to the host and returns
+// the status to end the call with, and false for any other error. Nil
+// before: a module that never continues as new never imports
+// continue_as_new.
+var ContinueAsNew func(err error) (abi.Status, bool)
+
 // last is the function of the previous call: a plugin usually serves one
 // function many times, and comparing a name is cheaper than a map lookup.
 var last *function
@@ -63,7 +70,7 @@ func Call(namePacked, inputPacked uint64) (status abi.Status) {
 	case susp:
 		return abi.StatusSuspended
 	case err != nil:
-		return fail(AsApplicationError(err))
+		return failOrContinue(err)
 	}
 	return output(v)
 }
@@ -93,10 +100,21 @@ func callFrame(f *function, input []byte) abi.Status {
 	case susp:
 		return abi.StatusSuspended
 	case err != nil:
-		return fail(AsApplicationError(err))
+		return failOrContinue(err)
 	}
 	hostcall.SetOutput(v)
 	return abi.StatusOK
+}
+
+// failOrContinue ends a call whose function returned err: a workflow's
+// continue-as-new, or an application error.
+func failOrContinue(err error) abi.Status {
+	if ContinueAsNew != nil {
+		if status, ok := ContinueAsNew(err); ok {
+			return status
+		}
+	}
+	return fail(AsApplicationError(err))
 }
 
 // protect runs fn, turning a panic into an error of type "panic" and the

@@ -212,3 +212,17 @@ func QueryRequest() ([]byte, bool) {
 	}
 	return readBlob(uint32(n)), true
 }
+
+// ContinueAsNew ends the workflow run with frame as the input of the next
+// run; the guest then returns StatusOK.
+func ContinueAsNew(frame []byte) {
+	rawContinueAsNew(packBytes(frame))
+	runtime.KeepAlive(frame)
+}
+
+// HistoryLength returns the journal events the run replayed or recorded so
+// far.
+func HistoryLength() int64 { return rawHistoryLength() }
+
+// HistorySize returns the bytes of those events' values.
+func HistorySize() int64 { return rawHistorySize() }

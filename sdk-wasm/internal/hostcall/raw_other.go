@@ -24,3 +24,6 @@ func rawFutureRead(int64, uint64) int64                        { panic(errNoHost
 func rawNow() int64                                            { panic(errNoHost) }
 func rawRandom(uint64)                                         { panic(errNoHost) }
 func rawQueryRequest() int64                                   { panic(errNoHost) }
+func rawContinueAsNew(uint64)                                  { panic(errNoHost) }
+func rawHistoryLength() int64                                  { panic(errNoHost) }
+func rawHistorySize() int64                                    { panic(errNoHost) }

@@ -54,3 +54,12 @@ func rawRandom(dst uint64)
 
 //go:wasmimport weft:workflow/v1 query_request
 func rawQueryRequest() int64
+
+//go:wasmimport weft:workflow/v1 continue_as_new
+func rawContinueAsNew(input uint64)
+
+//go:wasmimport weft:workflow/v1 history_length
+func rawHistoryLength() int64
+
+//go:wasmimport weft:workflow/v1 history_size
+func rawHistorySize() int64
