@@ -124,7 +124,6 @@ func (e *Engine) TaskCreate(ctx context.Context, p *TaskCreateParams) (*store.Ta
 		if r.Key == "" || r.StatusCode == 0 || r.Body == nil {
 			return nil, fault.Errorf(fault.Invalid, "an idempotency reply needs a key, a status and a body")
 		}
-		ip.ID = store.NewID(store.TaskIDPrefix)
 		body, err := r.Body(provisionalTask(ip, e.now()))
 		if err != nil {
 			return nil, fault.Wrap("render idempotent reply", err)
@@ -241,7 +240,15 @@ func (e *Engine) taskInsertParams(ctx context.Context, p *TaskCreateParams) (*st
 		policy = *e.cfg.DefaultRetry
 		policy.NonRetryableErrorTypes = slices.Clone(policy.NonRetryableErrorTypes)
 	}
+	// Every workflow has a workflow id: its own task id when the caller
+	// chose none, which a run that continues as new keeps.
+	id := store.NewID(store.TaskIDPrefix)
+	workflowID := p.WorkflowID
+	if kind == store.KindWorkflow && workflowID == "" {
+		workflowID = id
+	}
 	return &store.TaskInsertParams{
+		ID:                     id,
 		Module:                 m.Name,
 		ModuleDigest:           m.Digest,
 		Function:               p.Function,
@@ -256,7 +263,7 @@ func (e *Engine) taskInsertParams(ctx context.Context, p *TaskCreateParams) (*st
 		MemoryLimit:            p.MemoryLimitBytes,
 		Retry:                  policy,
 		OwnerClientID:          p.ClientID,
-		WorkflowID:             p.WorkflowID,
+		WorkflowID:             workflowID,
 		WorkflowIDReuse:        p.WorkflowIDReuse,
 	}, nil
 }
@@ -387,7 +394,6 @@ func (e *Engine) TaskRun(ctx context.Context, p *TaskCreateParams) (*store.Respo
 	if err != nil {
 		return nil, err
 	}
-	ip.ID = store.NewID(store.TaskIDPrefix)
 	if p.IdempotencyKey != "" {
 		ip.IdempotencyTask = &store.IdempotencyKeyRef{ClientID: p.ClientID, Key: p.IdempotencyKey}
 	}

@@ -78,9 +78,11 @@ func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, star
 		parent = task.ParentTaskID
 	}
 	if task.WorkflowID != "" {
-		latest, err := t.latestRun(owner, task.WorkflowID)
-		if err != nil {
-			return nil, err
+		var latest *store.Task // a task's own fresh id names no other run
+		if task.WorkflowID != task.ID {
+			if latest, err = t.latestRun(owner, task.WorkflowID); err != nil {
+				return nil, err
+			}
 		}
 		if err := backend.CheckWorkflowID(p, latest); err != nil {
 			return nil, err
