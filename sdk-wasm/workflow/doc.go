@@ -39,6 +39,12 @@
 //		return out, nil
 //	}
 //
+// # Continue-as-new
+//
+// A workflow that runs for long returns NewContinueAsNewError to end its run
+// and start again, under the same workflow id, with a new input and an
+// empty journal; HistoryLength and HistorySize tell when.
+//
 // # Queries
 //
 // SetQueryHandler registers a read-only view of the workflow's state, which
