@@ -47,7 +47,7 @@ type Harness struct {
 	Executor runtime.Executor
 	// Activities is the module file of the activity test kit,
 	// plugins/testkit/testkit.wasm (echo, sleep, spin, fail, count,
-	// heartbeat_spin).
+	// heartbeat_spin, and the workflows tally and chain).
 	Activities []byte
 	// Workflows is the module file of the workflow test kit,
 	// host/testdata/wfkit.wasm (greet, fanout and the activity shout).
@@ -96,6 +96,8 @@ func Run(t *testing.T, h Harness) {
 		{name: "Workflow", run: testWorkflow},
 		{name: "WorkflowFanout", run: testWorkflowFanout},
 		{name: "WorkflowCancel", run: testWorkflowCancel},
+		{name: "ContinueAsNew", run: testContinueAsNew},
+		{name: "WorkflowIDQuery", run: testWorkflowIDQuery},
 		{name: "RecoverFail", run: testRecoverFail},
 		{name: "RecoverRetry", run: testRecoverRetry},
 		{name: "RecoverResume", run: testRecoverResume},
