@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/tetratelabs/wazero/api"
 
@@ -79,6 +81,18 @@ type ActivityOptions struct {
 	HeartbeatTimeout time.Duration
 	// Retry is the retry policy, nil for the default.
 	Retry *RetryPolicy
+	// ChildWorkflow, when set, makes the call a child workflow.
+	ChildWorkflow *ChildWorkflowOptions
+}
+
+// ChildWorkflowOptions are the options of a child workflow; zero fields
+// mean the embedder's defaults.
+type ChildWorkflowOptions struct {
+	// WorkflowID is the child's workflow id.
+	WorkflowID string
+	// ParentClosePolicy is abi.ParentCloseTerminate,
+	// abi.ParentCloseRequestCancel or abi.ParentCloseAbandon.
+	ParentClosePolicy string
 }
 
 // RetryPolicy says how a failed activity is retried; zero fields mean the
@@ -363,6 +377,8 @@ func parseActivityOptions(frame []byte, limits codec.Limits) (ActivityOptions, *
 			o.HeartbeatTimeout, err = timeoutMS(e.Value, e.Key)
 		case abi.OptionRetry:
 			o.Retry, err = parseRetry(e.Value, bad, ms)
+		case abi.OptionChildWorkflow:
+			o.ChildWorkflow, err = parseChildWorkflow(e.Value, bad)
 		default:
 			err = errorf(abi.CodeBadBlob, "schedule_activity options have the unknown field %q", e.Key)
 		}
@@ -370,7 +386,50 @@ func parseActivityOptions(frame []byte, limits codec.Limits) (ActivityOptions, *
 			return o, err
 		}
 	}
+	if o.ChildWorkflow != nil && (o.ScheduleToStartTimeout > 0 || o.HeartbeatTimeout > 0) {
+		return o, errorf(abi.CodeBadBlob, "schedule_activity options of a child workflow have no schedule_to_start_timeout_ms or heartbeat_timeout_ms")
+	}
 	return o, nil
+}
+
+// parseChildWorkflow reads the child_workflow option.
+func parseChildWorkflow(v codec.Value, bad func(field, want string) *Error) (*ChildWorkflowOptions, *Error) {
+	if v.Kind() != codec.KindMap {
+		return nil, bad(abi.OptionChildWorkflow, "a map")
+	}
+	c := &ChildWorkflowOptions{}
+	for _, e := range v.Entries() {
+		s, ok := e.Value.AsString()
+		switch e.Key {
+		case abi.ChildWorkflowID:
+			if !ok || !validWorkflowID(s) {
+				return nil, bad(abi.OptionChildWorkflow+"."+e.Key, "1 to 256 bytes of UTF-8 without control characters")
+			}
+			c.WorkflowID = s
+		case abi.ChildParentClosePolicy:
+			if !ok || (s != abi.ParentCloseTerminate && s != abi.ParentCloseRequestCancel && s != abi.ParentCloseAbandon) {
+				return nil, bad(abi.OptionChildWorkflow+"."+e.Key, "terminate, request_cancel or abandon")
+			}
+			c.ParentClosePolicy = s
+		default:
+			return nil, errorf(abi.CodeBadBlob, "schedule_activity child_workflow option has the unknown field %q", e.Key)
+		}
+	}
+	return c, nil
+}
+
+// validWorkflowID reports whether id is 1 to 256 bytes of UTF-8 without
+// control characters.
+func validWorkflowID(id string) bool {
+	if id == "" || len(id) > 256 || !utf8.ValidString(id) {
+		return false
+	}
+	for _, r := range id {
+		if unicode.IsControl(r) {
+			return false
+		}
+	}
+	return true
 }
 
 func parseRetry(v codec.Value, bad func(field, want string) *Error, ms func(codec.Value, string) (time.Duration, *Error)) (*RetryPolicy, *Error) {

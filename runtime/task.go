@@ -583,6 +583,13 @@ func (e *Engine) TaskCancel(ctx context.Context, who Caller, id string) (*store.
 	if t.ParentTaskID != "" {
 		return nil, fault.Errorf(fault.Conflict, "task %s is an activity of workflow %s; cancel the workflow instead", id, t.ParentTaskID)
 	}
+	return e.cancelTask(ctx, id)
+}
+
+// cancelTask cancels task id and, for a workflow, its children: the part
+// of TaskCancel after its checks, which a parent's end also runs for its
+// child workflows.
+func (e *Engine) cancelTask(ctx context.Context, id string) (*store.Task, error) {
 	start := time.Now()
 	t, changed, err := e.store.TaskCancel(ctx, id)
 	e.metrics.ObserveWrite("task_cancel", time.Since(start))

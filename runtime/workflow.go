@@ -38,7 +38,8 @@ func (w *worker) runWorkflow(ctx, callCtx context.Context, t *store.Task, deadli
 				return
 			}
 		}
-		r := journal.NewReplay(t, j, e.now(), journal.Record, e.mods.ActivityDigest)
+		r := journal.NewReplay(t, j, e.now(), journal.Record, e.mods.FunctionDigest)
+		r.CheckWorkflowIDs(e.childWorkflowID)
 		w.logs.Reset()
 		w.call.Workflow = r
 		w.call.Log = func(level, msg string) { w.workflowLog(r, level, msg) }
@@ -172,10 +173,16 @@ func (w *worker) workflowCompleted(ctx context.Context, t *store.Task, r *journa
 		})
 		return nil, false
 	}
-	done, err := w.commitRun(ctx, f, &store.WorkflowCommitParams{
+	p := &store.WorkflowCommitParams{
 		ID: t.ID, Events: append(r.Events(), logs...), Children: r.Children(),
 		To: store.StatusCompleted, Output: store.Payload{Codec: codec.CodecAvro, Data: output},
-	})
+	}
+	if !w.e.parentOutcome(t, p) {
+		w.unfold(ctx, f)
+		w.settle(ctx, ctx, t, time.Time{}, nil, fault.Errorf(fault.Internal, "encode the end of child workflow %s", t.ID))
+		return nil, false
+	}
+	done, err := w.commitRun(ctx, f, p)
 	if err != nil {
 		if next := w.unfold(ctx, f); next != nil {
 			return next, true
@@ -188,7 +195,28 @@ func (w *worker) workflowCompleted(ctx context.Context, t *store.Task, r *journa
 	}
 	w.e.armChildren(r.Children())
 	w.e.taskFinished(done.Task)
+	if p.WakeParent {
+		w.e.wf.markDue()
+		w.e.sched.notify()
+	}
 	return nil, false
+}
+
+// parentOutcome adds to p, when t is a child workflow, the journal event
+// its parent receives of its end, and wakes the parent; false when the
+// event does not encode.
+func (e *Engine) parentOutcome(t *store.Task, p *store.WorkflowCommitParams) bool {
+	if t.ParentTaskID == "" {
+		return true
+	}
+	ev := journal.ActivityEnd(&store.TaskTransitionParams{ID: t.ID, To: p.To, Output: p.Output, Error: p.Error})
+	d, err := journal.Encode(ev)
+	if err != nil {
+		e.log.Error("child workflow outcome event", "task_id", t.ID, "error", err)
+		return false
+	}
+	p.ParentEvents, p.WakeParent = []store.EventDraft{d}, true
+	return true
 }
 
 // workflowContinued ends a workflow that continued as new, with what its
@@ -206,6 +234,14 @@ func (w *worker) workflowContinued(ctx context.Context, t *store.Task, r *journa
 		w.fail(ctx, t, store.StatusRunning, &store.TaskError{
 			Code: string(fault.CodeOf(verr)), Type: string(fault.CodeOf(verr)),
 			Message: "continue_as_new input: " + fault.Message(verr), NonRetryable: true,
+		})
+		return nil, false
+	}
+	if t.ParentTaskID != "" {
+		w.unfold(ctx, f)
+		w.fail(ctx, t, store.StatusRunning, &store.TaskError{
+			Code: string(fault.Invalid), Type: "continue_as_new_in_child", NonRetryable: true,
+			Message: "a child workflow cannot continue as new; its parent awaits this run",
 		})
 		return nil, false
 	}
@@ -287,7 +323,7 @@ func (w *worker) workflowWait(ctx, callCtx context.Context, t *store.Task, j *jo
 	}
 	res, err := w.commitRun(ctx, f, &store.WorkflowCommitParams{
 		ID: t.ID, LastSeq: j.LastSeq(), Events: append(r.Events(), logs...), Children: children, Wait: true, WakeAt: wake,
-		StartChild: len(children) > 0,
+		StartChild: len(children) > 0 && children[0].Kind != store.KindWorkflow, // a child workflow goes through the queue
 	})
 	switch {
 	case err != nil && f != nil:
@@ -309,7 +345,7 @@ func (w *worker) workflowWait(ctx, callCtx context.Context, t *store.Task, j *jo
 		// workflow's next run.
 		w.next = &workItem{task: res.Started, resumed: true, fresh: true, parent: cur}
 	}
-	if len(children) > 1 {
+	if len(children) > 1 || (len(children) == 1 && res.Started == nil) {
 		e.sched.notify()
 	}
 	e.armChildren(children)
@@ -407,8 +443,10 @@ func (w *worker) childEnd(ctx context.Context, p *store.TaskTransitionParams) (*
 	return res.Task, err
 }
 
-// cancelChildren cancels the unfinished activities of a cancelled workflow:
-// queued ones at once, running ones through cancelling.
+// cancelChildren cancels the unfinished activities and child workflows of
+// a workflow that ended or was cancelled: queued ones at once, running ones
+// through cancelling; a child workflow whose parent close policy is
+// abandon is left running.
 func (e *Engine) cancelChildren(ctx context.Context, parentID string) {
 	cursor := ""
 	for {
@@ -421,6 +459,14 @@ func (e *Engine) cancelChildren(ctx context.Context, parentID string) {
 			return
 		}
 		for _, c := range ts {
+			if c.Kind == store.KindWorkflow {
+				if c.ParentClosePolicy != store.ParentCloseAbandon { // an abandoned child runs on alone
+					if _, err := e.cancelTask(ctx, c.ID); err != nil {
+						e.log.Error("cancel child workflow", "task_id", c.ID, "error", err)
+					}
+				}
+				continue
+			}
 			t, changed, err := e.store.TaskCancel(ctx, c.ID)
 			if err != nil {
 				e.log.Error("cancel workflow activity", "task_id", c.ID, "error", err)

@@ -59,3 +59,18 @@ func (e *Engine) WorkflowRun(ctx context.Context, who Caller, workflowID string)
 	}
 	return ts[0], nil
 }
+
+// childWorkflowID is the journal.WorkflowIDFunc of a workflow run: a child
+// workflow may not take the workflow id of an open run of its owner.
+func (e *Engine) childWorkflowID(ctx context.Context, owner, workflowID string) error {
+	ts, err := e.store.TaskList(ctx, &store.TaskListParams{
+		OwnerClientID: owner, WorkflowID: workflowID, Newest: true, Limit: 1, OmitPayloads: true,
+	})
+	if err != nil {
+		return fault.Wrap("find workflow run", err)
+	}
+	if len(ts) == 1 && !ts[0].Status.IsTerminal() {
+		return fault.Errorf(fault.WorkflowIDInUse, "workflow_id %q is held by the open run %s (%s)", workflowID, ts[0].ID, ts[0].Status)
+	}
+	return nil
+}

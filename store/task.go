@@ -79,6 +79,9 @@ type Task struct {
 	// ContinuedFrom is the run of the same workflow that continued as new
 	// into this one (WorkflowCommitParams.Next), or "".
 	ContinuedFrom string
+	// ParentClosePolicy is what the end of a child workflow's parent does
+	// to it while it runs; "" for a task that is no child workflow.
+	ParentClosePolicy ParentClosePolicy
 	// NotBefore is the earliest time a queued task may be claimed (retry
 	// backoff, timers).
 	// Millisecond precision, UTC.
@@ -217,6 +220,9 @@ type TaskInsertParams struct {
 	// ContinuedFrom is the run this one continues as new, which
 	// WorkflowCommit sets on its Next. Defaults to "" (none).
 	ContinuedFrom string
+	// ParentClosePolicy is what the parent's end does to a child
+	// workflow (KindWorkflow with a ParentTaskID). Defaults to "".
+	ParentClosePolicy ParentClosePolicy
 	// NotBefore delays the first claim; stored truncated to the
 	// millisecond, in UTC. Defaults to the insert time.
 	NotBefore time.Time
@@ -309,6 +315,26 @@ func (p WorkflowIDReusePolicy) Allows(last Status) bool {
 		return last == StatusFailed || last == StatusCancelled
 	}
 	return true
+}
+
+// ParentClosePolicy is what the end of a workflow does to a child
+// workflow of it that still runs, as Temporal's policies of the same
+// names.
+type ParentClosePolicy string
+
+// The parent close policies.
+const (
+	// ParentCloseTerminate cancels the child; the default ("").
+	ParentCloseTerminate ParentClosePolicy = "terminate"
+	// ParentCloseRequestCancel asks the child to cancel.
+	ParentCloseRequestCancel ParentClosePolicy = "request_cancel"
+	// ParentCloseAbandon leaves the child running.
+	ParentCloseAbandon ParentClosePolicy = "abandon"
+)
+
+// Valid reports whether p is a known policy or "".
+func (p ParentClosePolicy) Valid() bool {
+	return p == "" || p == ParentCloseTerminate || p == ParentCloseRequestCancel || p == ParentCloseAbandon
 }
 
 // MaxWorkflowIDLen is the longest workflow id, in bytes.

@@ -156,6 +156,10 @@ func (p *TaskInsertParams) Validate() error {
 		return fmt.Errorf("%w: a workflow id names a workflow task", ErrInvalid)
 	case p.WorkflowID != "" && !ValidWorkflowID(p.WorkflowID):
 		return fmt.Errorf("%w: workflow id %q is not 1 to %d bytes of UTF-8 without control characters", ErrInvalid, p.WorkflowID, MaxWorkflowIDLen)
+	case !p.ParentClosePolicy.Valid():
+		return fmt.Errorf("%w: unknown parent close policy %q", ErrInvalid, p.ParentClosePolicy)
+	case p.ParentClosePolicy != "" && (p.Kind != KindWorkflow || p.ParentTaskID == ""):
+		return fmt.Errorf("%w: a parent close policy is a child workflow's", ErrInvalid)
 	case p.WorkflowIDReuse != "" && !p.WorkflowIDReuse.Valid():
 		return fmt.Errorf("%w: unknown workflow id reuse policy %q", ErrInvalid, p.WorkflowIDReuse)
 	}
@@ -270,6 +274,8 @@ func (p *WorkflowCommitParams) Validate() error {
 		return fmt.Errorf("%w: a failed task needs an error code", ErrInvalid)
 	case p.EndChild != nil && p.Lease != 0:
 		return fmt.Errorf("%w: a workflow that folds in a child's end waits and holds no lease", ErrInvalid)
+	case p.Wait && (len(p.ParentEvents) > 0 || p.WakeParent):
+		return fmt.Errorf("%w: a waiting workflow writes nothing to its parent", ErrInvalid)
 	case p.Next != nil && p.To != StatusCompleted:
 		return fmt.Errorf("%w: a workflow continues as new once it completed", ErrInvalid)
 	}
@@ -291,6 +297,9 @@ func (p *WorkflowCommitParams) Validate() error {
 		return err
 	}
 	if err := validateDrafts(p.Events); err != nil {
+		return err
+	}
+	if err := validateDrafts(p.ParentEvents); err != nil {
 		return err
 	}
 	if c := p.EndChild; c != nil {

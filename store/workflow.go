@@ -62,6 +62,14 @@ type WorkflowCommitParams struct {
 	// the child) the workflow waits and holds none, so it is 0. Defaults
 	// to 0 (not fenced).
 	Lease int64
+	// ParentEvents are appended to the log of the workflow's parent (a
+	// child workflow's, ParentTaskID) in the same transaction when the
+	// workflow ends, such as activity.completed; skipped when the parent
+	// has finished. Not with Wait. Defaults to none.
+	ParentEvents []EventDraft
+	// WakeParent makes the waiting parent of a workflow that ends
+	// claimable now, as TaskTransitionParams.WakeParent. Defaults to false.
+	WakeParent bool
 	// Next continues the workflow as new: once it ended completed (To),
 	// this task is inserted, queued, in the same transaction, with
 	// ContinuedFrom set to ID, the same owner, and a workflow id that

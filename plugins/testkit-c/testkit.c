@@ -22,6 +22,9 @@
  *          as new with done D+1 until N runs ran, and returns
  *          {"runs": N, "history_length": L} (L of the last run); its query
  *          "done" answers D
+ *   parent (a workflow) {"workflow_id", "policy", "module", "signals"}: starts
+ *          tally as its child workflow, with those options and
+ *          {"signals": signals}, and returns the child's sum
  *   tally  (a workflow) {"signals": N}: adds up the longs of N "add"
  *          signals and returns the sum; its queries: "state" answers
  *          {"sum", "count"} so far, "echo" its input, "fail" an error of
@@ -302,6 +305,36 @@ static weft_value *tally(weft_value *input) {
     return weft_long(tallied.sum);
 }
 
+static weft_value *parent(weft_value *input) {
+    const char *wid, *policy, *module;
+    int64_t signals;
+    if (!fields(input, "parent input") || !string_field(input, "workflow_id", &wid) || !string_field(input, "policy", &policy) ||
+        !string_field(input, "module", &module) || !long_field(input, "signals", &signals))
+        return NULL;
+    weft_child_workflow_options opts = {.module = module, .workflow_id = wid, .parent_close_policy = policy};
+    weft_value *arg = weft_map();
+    weft_map_put(arg, "signals", weft_long(signals));
+    weft_value *sum = NULL;
+    weft_outcome o = weft_future_get(weft_execute_child_workflow("tally", arg, &opts), &sum);
+    weft_value_free(arg);
+    switch (o) {
+    case WEFT_OUTCOME_SUSPENDED:
+        return NULL;
+    case WEFT_OUTCOME_ERROR: {
+        const char *type = "error", *message = "";
+        bool nr = false;
+        weft_as_string(weft_map_get(sum, "type"), &type, NULL);
+        weft_as_string(weft_map_get(sum, "message"), &message, NULL);
+        weft_as_bool(weft_map_get(sum, "non_retryable"), &nr);
+        weft_value *e = weft_error(type, message, nr, NULL);
+        weft_value_free(sum);
+        return e;
+    }
+    default:
+        return sum;
+    }
+}
+
 static int64_t chain_done;
 
 static weft_value *query_done(const weft_value *input, void *data) {
@@ -344,6 +377,7 @@ WEFT_INIT(register_activities) {
     weft_register_activity("trap", trap);
     weft_register_activity("grow", grow);
     weft_register_activity("count", count);
+    weft_register_workflow("parent", parent);
     weft_register_workflow("tally", tally);
     weft_register_activity("heartbeat_spin", heartbeat_spin);
 }

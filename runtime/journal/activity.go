@@ -145,6 +145,18 @@ type ActivityOptions struct {
 	HeartbeatTimeoutMS int64 `json:"heartbeat_timeout_ms,omitempty"`
 	// Retry is the retry policy; nil means one attempt.
 	Retry *RetryRecord `json:"retry,omitempty"`
+	// Child makes the step a child workflow; nil for an activity.
+	Child *ChildRecord `json:"child_workflow,omitempty"`
+}
+
+// ChildRecord are the recorded options of a child workflow.
+type ChildRecord struct {
+	// WorkflowID is the workflow id the call asked for; "" for the
+	// child's task id.
+	WorkflowID string `json:"workflow_id,omitempty"`
+	// ParentClosePolicy is the policy the call asked for; "" for the
+	// default, terminate.
+	ParentClosePolicy store.ParentClosePolicy `json:"parent_close_policy,omitempty"`
 }
 
 // RetryRecord is a recorded activity retry policy, in the words of a
@@ -204,12 +216,15 @@ func optionsOf(c *ActivityCommand) ActivityOptions {
 			o.Retry = &rr
 		}
 	}
+	if c.Child != nil {
+		o.Child = &ChildRecord{WorkflowID: c.Child.WorkflowID, ParentClosePolicy: c.Child.ParentClosePolicy}
+	}
 	return o
 }
 
 // isZero reports whether every option is the default.
 func (o ActivityOptions) isZero() bool {
-	return o.TimeoutMS == 0 && o.ScheduleToStartTimeoutMS == 0 && o.HeartbeatTimeoutMS == 0 && o.Retry == nil
+	return o.TimeoutMS == 0 && o.ScheduleToStartTimeoutMS == 0 && o.HeartbeatTimeoutMS == 0 && o.Retry == nil && o.Child == nil
 }
 
 // record returns the options as an event records them: nil for the
@@ -224,6 +239,9 @@ func (o ActivityOptions) record() *ActivityOptions {
 func (o ActivityOptions) equal(p ActivityOptions) bool {
 	if o.TimeoutMS != p.TimeoutMS || o.ScheduleToStartTimeoutMS != p.ScheduleToStartTimeoutMS ||
 		o.HeartbeatTimeoutMS != p.HeartbeatTimeoutMS {
+		return false
+	}
+	if (o.Child == nil) != (p.Child == nil) || (o.Child != nil && *o.Child != *p.Child) {
 		return false
 	}
 	if o.Retry == nil || p.Retry == nil {

@@ -3,6 +3,8 @@ package journal
 import (
 	"context"
 	"time"
+
+	"github.com/weft-run/weft/store"
 )
 
 // WorkflowHost answers the workflow imports of one workflow call (ABI §9,
@@ -68,6 +70,20 @@ type ActivityCommand struct {
 	HeartbeatTimeout time.Duration
 	// Retry is the retry policy; nil means one attempt.
 	Retry *ActivityRetry
+	// Child, when set, makes the command a child workflow: Function is a
+	// workflow, run as a task of its own whose end resolves the future.
+	Child *ChildWorkflow
+}
+
+// ChildWorkflow are the options of a child workflow; zero fields mean the
+// defaults.
+type ChildWorkflow struct {
+	// WorkflowID is the child's workflow id; "" is its task id.
+	WorkflowID string
+	// ParentClosePolicy is what the parent's end does to the child while
+	// it runs: store.ParentCloseTerminate (""), ParentCloseRequestCancel
+	// or ParentCloseAbandon.
+	ParentClosePolicy store.ParentClosePolicy
 }
 
 // ActivityRetry is the retry policy a workflow gives an activity; zero

@@ -49,12 +49,17 @@ const (
 	Check
 )
 
-// DigestFunc returns the digest an activity of another module than the
-// workflow's runs on, the latest version's, whose manifest must list
-// function as an activity. An error with a fault.Code other than
-// fault.Internal (an unknown module or function) fails the activity's
-// future; any other fails the run.
-type DigestFunc func(ctx context.Context, module, function string) (string, error)
+// DigestFunc returns the digest an activity or child workflow of another
+// module than the workflow's runs on, the latest version's, whose manifest
+// must list function with kind. An error with a fault.Code other than
+// fault.Internal (an unknown module or function) fails the step's future;
+// any other fails the run.
+type DigestFunc func(ctx context.Context, module, function string, kind store.Kind) (string, error)
+
+// WorkflowIDFunc checks that a child workflow may take workflow id for
+// owner: an error with a fault.Code other than fault.Internal (an open run
+// holds it) fails the child's future; any other fails the run.
+type WorkflowIDFunc func(ctx context.Context, owner, workflowID string) error
 
 // Replay is the WorkflowHost of one run of a workflow: it answers each
 // command from the journal when the run made it before and records it
@@ -67,6 +72,7 @@ type Replay struct {
 	mode   Mode
 	now    time.Time // the run's wall-clock time, decided once
 	digest DigestFunc
+	wid    WorkflowIDFunc
 
 	step int64 // commands asked so far
 	// reads and readBytes count the results the run read; inBytes are the
@@ -103,6 +109,10 @@ func NewReplay(t *store.Task, j *Journal, now time.Time, mode Mode, digest Diges
 	}
 	return r
 }
+
+// CheckWorkflowIDs makes the run check the workflow ids of the child
+// workflows it starts with fn; without it, only the store's insert does.
+func (r *Replay) CheckWorkflowIDs(fn WorkflowIDFunc) { r.wid = fn }
 
 // fireDue records the recorded timers and signal timeouts due by r.now.
 func (r *Replay) fireDue() {
@@ -200,8 +210,31 @@ func (r *Replay) ScheduleActivity(ctx context.Context, call *ActivityCommand) (i
 		Attempt: r.t.Attempt, FutureID: c.step, Module: module, Function: call.Function,
 		Input: store.Payload{Codec: codec.CodecAvro, Data: c.input}, Options: c.options.record(),
 	}
-	digest, cerr := r.activityDigest(ctx, module, call.Function)
+	kind := store.KindActivity
+	if call.Child != nil {
+		kind = store.KindWorkflow
+	}
+	c.taskID = store.NewID(store.TaskIDPrefix)
+	workflowID := ""
+	if kind == store.KindWorkflow {
+		workflowID = c.taskID
+		if call.Child.WorkflowID != "" {
+			workflowID = call.Child.WorkflowID
+		}
+	}
+	digest, cerr := r.activityDigest(ctx, module, call.Function, kind)
+	if cerr == nil && call.Child != nil && call.Child.WorkflowID != "" {
+		for _, other := range r.children {
+			if other.WorkflowID == workflowID {
+				cerr = fault.Errorf(fault.WorkflowIDInUse, "workflow_id %q is held by the child %s this run starts", workflowID, other.ID)
+			}
+		}
+		if cerr == nil && r.wid != nil {
+			cerr = r.wid(ctx, r.t.OwnerClientID, workflowID)
+		}
+	}
 	if cerr != nil {
+		c.taskID = ""
 		var re *fault.Error
 		if !errors.As(cerr, &re) || re.Code == fault.Internal {
 			return 0, r.fail(cerr)
@@ -216,28 +249,32 @@ func (r *Replay) ScheduleActivity(ctx context.Context, call *ActivityCommand) (i
 		r.j.resolve(c.step, r.now, OutcomeError, frame)
 		return c.step, nil
 	}
-	c.taskID = store.NewID(store.TaskIDPrefix)
 	ev.TaskID, ev.Digest = c.taskID, digest
 	r.record(ev)
 	timeout, retry := c.options.policy()
 	scheduleToStart, heartbeat := c.options.timeouts()
-	r.children = append(r.children, &store.TaskInsertParams{
-		ID: c.taskID, Module: module, ModuleDigest: digest, Function: call.Function, Kind: store.KindActivity,
+	child := &store.TaskInsertParams{
+		ID: c.taskID, Module: module, ModuleDigest: digest, Function: call.Function, Kind: kind,
 		Input: ev.Input, OnRestart: r.t.OnRestart, Timeout: timeout, Retry: retry,
 		ScheduleToStartTimeout: scheduleToStart, HeartbeatTimeout: heartbeat,
-		OwnerClientID: r.t.OwnerClientID, ParentTaskID: r.t.ID,
-	})
+		OwnerClientID: r.t.OwnerClientID, ParentTaskID: r.t.ID, WorkflowID: workflowID,
+	}
+	if call.Child != nil {
+		child.ParentClosePolicy = call.Child.ParentClosePolicy
+	}
+	r.children = append(r.children, child)
 	r.j.byTask[c.taskID] = c.step
 	return c.step, nil
 }
 
-// activityDigest returns the digest an activity of module runs on: the
-// workflow's own for its own module, else the one r.digest resolves.
-func (r *Replay) activityDigest(ctx context.Context, module, function string) (string, error) {
+// activityDigest returns the digest an activity or child workflow (kind)
+// of module runs on: the workflow's own for its own module, else the one
+// r.digest resolves.
+func (r *Replay) activityDigest(ctx context.Context, module, function string, kind store.Kind) (string, error) {
 	if module == r.t.Module {
 		return r.t.ModuleDigest, nil
 	}
-	return r.digest(ctx, module, function)
+	return r.digest(ctx, module, function, kind)
 }
 
 // StartTimer implements WorkflowHost. A new timer fires at the run's time

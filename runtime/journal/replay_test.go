@@ -34,7 +34,7 @@ func TestReplay(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	task := &store.Task{ID: "task_wf", Attempt: 1, Module: "wf", ModuleDigest: "sha256:own", StartedAt: now.Add(-time.Second)}
-	digest := func(_ context.Context, module, _ string) (string, error) {
+	digest := func(_ context.Context, module, _ string, _ store.Kind) (string, error) {
 		switch module {
 		case "other":
 			return "sha256:other", nil

@@ -240,17 +240,22 @@ func (r *Registry) Function(ctx context.Context, module, function string) (*stor
 	}
 }
 
-// ActivityDigest is the journal.DigestFunc of a workflow run: the digest of
-// the latest version of module, whose manifest must list function as an
-// activity. It returns Function's codes, and fault.FunctionNotFound for a
-// function of another kind.
-func (r *Registry) ActivityDigest(ctx context.Context, module, function string) (string, error) {
+// FunctionDigest is the journal.DigestFunc of a workflow run: the digest
+// of the latest version of module, whose manifest must list function with
+// kind (an activity, or a workflow for a child workflow). It returns
+// Function's codes, and fault.FunctionNotFound for a function of another
+// kind.
+func (r *Registry) FunctionDigest(ctx context.Context, module, function string, want store.Kind) (string, error) {
 	m, kind, err := r.Function(ctx, module, function)
 	if err != nil {
 		return "", err
 	}
-	if kind != store.KindActivity {
-		return "", fault.Errorf(fault.FunctionNotFound, "%s in module %q is a %s, not an activity", function, module, kind)
+	if kind != want {
+		article := "a"
+		if want == store.KindActivity {
+			article = "an"
+		}
+		return "", fault.Errorf(fault.FunctionNotFound, "%s in module %q is a %s, not %s %s", function, module, kind, article, want)
 	}
 	return m.Digest, nil
 }

@@ -111,13 +111,13 @@ func TestRegistry(t *testing.T) {
 		_, _, err = r.Function(ctx, "ghost", "f")
 		require.Equal(t, fault.ModuleNotFound, fault.CodeOf(err))
 
-		digest, err := r.ActivityDigest(ctx, "test", "echo")
+		digest, err := r.FunctionDigest(ctx, "test", "echo", store.KindActivity)
 		require.NoError(t, err)
 		require.Equal(t, m.Digest, digest)
-		_, err = r.ActivityDigest(ctx, "test", "flow")
+		_, err = r.FunctionDigest(ctx, "test", "flow", store.KindActivity)
 		require.Equal(t, fault.FunctionNotFound, fault.CodeOf(err))
 		require.Equal(t, `flow in module "test" is a workflow, not an activity`, fault.Message(err))
-		_, err = r.ActivityDigest(ctx, "ghost", "echo")
+		_, err = r.FunctionDigest(ctx, "ghost", "echo", store.KindActivity)
 		require.Equal(t, fault.ModuleNotFound, fault.CodeOf(err))
 	})
 }

@@ -181,6 +181,13 @@ const (
 	ManifestKind       = "kind"
 )
 
+// Parent close policies, the values of ChildParentClosePolicy.
+const (
+	ParentCloseTerminate     = "terminate"
+	ParentCloseRequestCancel = "request_cancel"
+	ParentCloseAbandon       = "abandon"
+)
+
 // Query field names: the blob of query_request is a map Value
 // {name: string, input: any}.
 const (
@@ -218,6 +225,18 @@ const (
 	OptionHeartbeatTimeoutMS = "heartbeat_timeout_ms"
 	// MaxTimeoutMS is the largest value of a timeout option: ten years.
 	MaxTimeoutMS = 10 * 365 * 24 * 3600 * 1000
+	// OptionChildWorkflow makes the call a child workflow: function must be
+	// a workflow, and the value is a map with the optional ChildWorkflow*
+	// fields (an empty map for the defaults). A child workflow takes
+	// timeout_ms (each of its runs) and retry, not the activity timeouts.
+	OptionChildWorkflow = "child_workflow"
+	// ChildWorkflowID is the child's workflow id (string); defaults to
+	// its task id.
+	ChildWorkflowID = "workflow_id"
+	// ChildParentClosePolicy is what the parent's end does to the child
+	// while it runs (string): ParentCloseTerminate (the default),
+	// ParentCloseRequestCancel or ParentCloseAbandon.
+	ChildParentClosePolicy = "parent_close_policy"
 	// OptionRetry is the retry policy, a map with the Retry* fields.
 	OptionRetry = "retry"
 	// RetryMaxAttempts is the most attempts, including the first (long;

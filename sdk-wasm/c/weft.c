@@ -1221,15 +1221,18 @@ static weft_value *options_value(const weft_activity_options *o) {
     return m;
 }
 
-weft_future *weft_execute_activity(const char *name, const weft_value *input, const weft_activity_options *opts) {
+/* schedule sends schedule_activity with the options Value ov (consumed). */
+static weft_future *schedule(const char *module, const char *name, const weft_value *input, weft_value *ov) {
     weft_future *f = new_future();
-    if (call.suspended) return f;
+    if (call.suspended) {
+        weft_value_free(ov);
+        return f;
+    }
     weft_buf in = WEFT_BUF_INIT, of = WEFT_BUF_INIT;
-    weft_value *ov = options_value(opts);
     if (weft_append_frame(&in, input) != WEFT_OK || weft_append_frame(&of, ov) != WEFT_OK) {
         f->early = weft_error_value("weft.invalid_input", msg, true, NULL);
     } else {
-        const char *module = opts && opts->module ? opts->module : "";
+        if (!module) module = "";
         f->id = weft__schedule_activity(pack(module, strlen(module)), pack(name, strlen(name)), pack(in.data, in.len),
                                         pack(of.data, of.len));
     }
@@ -1237,6 +1240,26 @@ weft_future *weft_execute_activity(const char *name, const weft_value *input, co
     weft_buf_free(&in);
     weft_buf_free(&of);
     return f;
+}
+
+weft_future *weft_execute_activity(const char *name, const weft_value *input, const weft_activity_options *opts) {
+    return schedule(opts ? opts->module : NULL, name, input, options_value(opts));
+}
+
+weft_future *weft_execute_child_workflow(const char *name, const weft_value *input, const weft_child_workflow_options *opts) {
+    weft_activity_options ao = {0};
+    if (opts) ao.timeout_ms = opts->timeout_ms, ao.retry = opts->retry;
+    weft_value *ov = options_value(&ao);
+    if (weft_is_null(ov)) {
+        weft_value_free(ov);
+        ov = weft_map();
+    }
+    weft_value *child = weft_map();
+    if (opts && opts->workflow_id && *opts->workflow_id) weft_map_put(child, "workflow_id", weft_string(opts->workflow_id));
+    if (opts && opts->parent_close_policy && *opts->parent_close_policy)
+        weft_map_put(child, "parent_close_policy", weft_string(opts->parent_close_policy));
+    weft_map_put(ov, "child_workflow", child);
+    return schedule(opts ? opts->module : NULL, name, input, ov);
 }
 
 weft_future *weft_start_timer(int64_t ms) {

@@ -348,6 +348,20 @@ typedef struct weft_activity_options {
  * encoded makes a future that resolves to an error of type
  * "weft.invalid_input" without scheduling anything. */
 weft_future *weft_execute_activity(const char *name, const weft_value *input, const weft_activity_options *opts);
+/* weft_child_workflow_options: zero fields mean the defaults. */
+typedef struct weft_child_workflow_options {
+    const char *module;              /* deployed module; NULL: the workflow's own */
+    const char *workflow_id;         /* NULL: the child's task id */
+    const char *parent_close_policy; /* "terminate" (NULL), "request_cancel" or "abandon" */
+    int64_t timeout_ms;              /* bounds each run of the child */
+    const weft_retry_policy *retry;  /* NULL: one attempt */
+} weft_child_workflow_options;
+
+/* weft_execute_child_workflow starts the workflow called name as a child
+ * of this one, with input (borrowed), and returns its future, which
+ * resolves to the child's result or its error (docs/workflows.md, "Child
+ * workflows"). */
+weft_future *weft_execute_child_workflow(const char *name, const weft_value *input, const weft_child_workflow_options *opts);
 /* weft_start_timer starts a durable timer of ms milliseconds (negative
  * counts as 0); the future resolves to null. */
 weft_future *weft_start_timer(int64_t ms);

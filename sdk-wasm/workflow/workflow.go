@@ -28,6 +28,9 @@ type state struct {
 	// ExecuteActivity: a workflow replays every activity it scheduled on
 	// each run, so encoding them once per context saves work on each step.
 	optsFrame []byte
+	// child and childFrame are the same for child workflows.
+	child      ChildWorkflowOptions
+	childFrame []byte
 }
 
 func (s *state) state() *state { return s }

@@ -59,10 +59,11 @@ func (db *DB) TaskInsert(ctx context.Context, p *store.TaskInsertParams) (*store
 const insertTaskSQL = `INSERT INTO tasks (id, module, module_digest, function, kind, input_codec, input, status,
 	on_restart, timeout_ms, retry, attempt, owner_client_id, parent_task_id, not_before, created_at, updated_at,
 	started_at, last_seq, memory_limit, lease_host, lease_token, lease_expires_at,
-	deadline, run_timeout_ms, run_deadline, schedule_to_start_ms, start_deadline, heartbeat_timeout_ms, workflow_id, continued_from)
+	deadline, run_timeout_ms, run_deadline, schedule_to_start_ms, start_deadline, heartbeat_timeout_ms, workflow_id, continued_from,
+	parent_close_policy)
 	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
 		date_trunc('milliseconds', now()) + $23::bigint * interval '1 millisecond',
-		$24, $25, $26, $27, $28, $29, $30, $31)`
+		$24, $25, $26, $27, $28, $29, $30, $31, $32)`
 
 // insertTask inserts the task of p under id, owned by owner, with its
 // first event; with start it is inserted running in attempt 1, with the
@@ -94,9 +95,12 @@ func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, star
 	if start {
 		started = n
 	}
-	var workflowID, continuedFrom any
+	var workflowID, continuedFrom, closePolicy any
 	if task.ContinuedFrom != "" {
 		continuedFrom = task.ContinuedFrom
+	}
+	if task.ParentClosePolicy != "" {
+		closePolicy = string(task.ParentClosePolicy)
 	}
 	if task.WorkflowID != "" {
 		// The latest run decides; the partial unique index settles a race
@@ -129,7 +133,7 @@ func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, star
 		task.Lease.Host, task.Lease.Token, lease,
 		tsOrNull(task.Deadline), task.RunTimeout.Milliseconds(), tsOrNull(task.RunDeadline),
 		task.ScheduleToStartTimeout.Milliseconds(), tsOrNull(task.StartDeadline), task.HeartbeatTimeout.Milliseconds(),
-		workflowID, continuedFrom)
+		workflowID, continuedFrom, closePolicy)
 	t.insertEvent(task.ID, 0, store.EventResponseCreated, store.StatusPayload(store.StatusQueued, "", 0, ""), n)
 	if start {
 		t.insertEvent(task.ID, 1, store.EventStatusChanged, store.StatusPayload(store.StatusLoading, store.StatusQueued, 1, ""), n)

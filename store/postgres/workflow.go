@@ -84,6 +84,12 @@ func (db *DB) WorkflowCommit(ctx context.Context, p *store.WorkflowCommitParams)
 				if err := t.move(cur, m, n); err != nil {
 					return err
 				}
+				if cur.ParentTaskID != "" && (len(p.ParentEvents) > 0 || p.WakeParent) {
+					_, err := t.appendEvents(cur.ParentTaskID, p.ParentEvents, n, p.WakeParent, nil, 0)
+					if err != nil && !errors.Is(err, store.ErrTaskFinished) {
+						return fmt.Errorf("parent %s: %w", cur.ParentTaskID, err)
+					}
+				}
 				t.later("DELETE FROM workflow_waits WHERE task_id = $1", cur.ID)
 				return nil
 			}

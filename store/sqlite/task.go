@@ -70,9 +70,12 @@ func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, star
 		t.workAppeared()
 	}
 	inCodec, in := backend.PayloadArgs(task.Input)
-	var parent, started, workflowID, continuedFrom any
+	var parent, started, workflowID, continuedFrom, closePolicy any
 	if task.ContinuedFrom != "" {
 		continuedFrom = task.ContinuedFrom
+	}
+	if task.ParentClosePolicy != "" {
+		closePolicy = string(task.ParentClosePolicy)
 	}
 	if task.ParentTaskID != "" {
 		parent = task.ParentTaskID
@@ -95,14 +98,15 @@ func (t *tx) insertTask(p *store.TaskInsertParams, id, owner, retry string, star
 	_, err = t.exec(`INSERT INTO tasks (id, module, module_digest, function, kind, input_codec, input, status,
 		on_restart, timeout_ms, retry, attempt, owner_client_id, parent_task_id, not_before, created_at, updated_at,
 		started_at, last_seq, memory_limit, lease_host, lease_token, lease_expires_at,
-		deadline, run_timeout_ms, run_deadline, schedule_to_start_ms, start_deadline, heartbeat_timeout_ms, workflow_id, continued_from)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		deadline, run_timeout_ms, run_deadline, schedule_to_start_ms, start_deadline, heartbeat_timeout_ms, workflow_id, continued_from,
+		parent_close_policy)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		task.ID, task.Module, task.ModuleDigest, task.Function, string(task.Kind), inCodec, in, string(task.Status),
 		string(task.OnRestart), task.Timeout.Milliseconds(), retry, task.Attempt, task.OwnerClientID, parent,
 		ms(task.NotBefore), ms(n), ms(n), started, task.LastSeq, task.MemoryLimit,
 		task.Lease.Host, task.Lease.Token, msOrNull(task.Lease.ExpiresAt),
 		msOrNull(task.Deadline), task.RunTimeout.Milliseconds(), msOrNull(task.RunDeadline),
-		task.ScheduleToStartTimeout.Milliseconds(), msOrNull(task.StartDeadline), task.HeartbeatTimeout.Milliseconds(), workflowID, continuedFrom)
+		task.ScheduleToStartTimeout.Milliseconds(), msOrNull(task.StartDeadline), task.HeartbeatTimeout.Milliseconds(), workflowID, continuedFrom, closePolicy)
 	if err != nil {
 		if isConstraint(err) && strings.Contains(err.Error(), "workflow_id") {
 			return nil, fmt.Errorf("%w: workflow id %q", store.ErrWorkflowIDInUse, task.WorkflowID)

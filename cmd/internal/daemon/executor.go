@@ -11,6 +11,7 @@ import (
 	"github.com/weft-run/weft/runtime/fault"
 	"github.com/weft-run/weft/runtime/journal"
 	"github.com/weft-run/weft/sdk-wasm/abi"
+	"github.com/weft-run/weft/store"
 )
 
 // executor adapts the wazero host to the engine's Executor. It lives here, in
@@ -119,6 +120,7 @@ type workflowHost struct {
 	ids   []int64                 // reused by Await
 	cmd   journal.ActivityCommand // reused by ScheduleActivity
 	retry journal.ActivityRetry   // reused by ScheduleActivity
+	child journal.ChildWorkflow   // reused by ScheduleActivity
 }
 
 var _ host.WorkflowHost = (*workflowHost)(nil)
@@ -138,6 +140,10 @@ func (h *workflowHost) ScheduleActivity(ctx context.Context, c host.ActivityCall
 			NonRetryableErrorTypes: r.NonRetryableErrorTypes,
 		}
 		h.cmd.Retry = &h.retry
+	}
+	if cw := c.Options.ChildWorkflow; cw != nil {
+		h.child = journal.ChildWorkflow{WorkflowID: cw.WorkflowID, ParentClosePolicy: store.ParentClosePolicy(cw.ParentClosePolicy)}
+		h.cmd.Child = &h.child
 	}
 	id, err := h.wh.ScheduleActivity(ctx, &h.cmd)
 	return host.FutureID(id), err

@@ -42,6 +42,7 @@ func NewTask(p *store.TaskInsertParams, id, owner string, start bool, n time.Tim
 		ParentTaskID:           p.ParentTaskID,
 		WorkflowID:             p.WorkflowID,
 		ContinuedFrom:          p.ContinuedFrom,
+		ParentClosePolicy:      p.ParentClosePolicy,
 		NotBefore:              n,
 		CreatedAt:              n,
 		UpdatedAt:              n,

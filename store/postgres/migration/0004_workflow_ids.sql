@@ -1,8 +1,10 @@
 -- Workflow ids (docs/workflows.md, "Workflow ids"): a caller-chosen name of
 -- a workflow task, unique among its owner's open runs; NULL for a task
--- without one. continued_from is the run a run continued as new from.
+-- without one. continued_from is the run a run continued as new from;
+-- parent_close_policy what a child workflow's parent does to it at its end.
 ALTER TABLE tasks ADD COLUMN workflow_id text;
 ALTER TABLE tasks ADD COLUMN continued_from text;
+ALTER TABLE tasks ADD COLUMN parent_close_policy text;
 
 -- At most one open run of an owner holds a workflow id.
 CREATE UNIQUE INDEX tasks_workflow_open ON tasks (owner_client_id, workflow_id)

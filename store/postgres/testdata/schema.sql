@@ -88,6 +88,7 @@ COLUMN tasks.start_deadline timestamp with time zone
 COLUMN tasks.heartbeat_timeout_ms bigint NOT NULL DEFAULT 0
 COLUMN tasks.workflow_id text
 COLUMN tasks.continued_from text
+COLUMN tasks.parent_close_policy text
 COLUMN workflow_waits.task_id text COLLATE C NOT NULL
 COLUMN workflow_waits.attempt integer NOT NULL
 COLUMN workflow_waits.wake_at timestamp with time zone
