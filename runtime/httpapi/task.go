@@ -149,6 +149,7 @@ func (s *Server) taskDoc(t *store.Task) *client.Task {
 		ParentTaskID:             t.ParentTaskID,
 		WorkflowID:               t.WorkflowID,
 		ContinuedFromTaskID:      t.ContinuedFrom,
+		ParentClosePolicy:        string(t.ParentClosePolicy),
 		ResponseID:               t.ResponseID(),
 		LastSequenceNumber:       t.LastSeq,
 		CreatedAt:                t.CreatedAt.UTC(),

@@ -115,13 +115,16 @@ type Task struct {
 	WorkflowID string `json:"workflow_id,omitempty"`
 	// ContinuedFromTaskID is the run of the same workflow that continued
 	// as new into this one, absent for a first run.
-	ContinuedFromTaskID string     `json:"continued_from_task_id,omitempty"`
-	ResponseID          string     `json:"response_id"`
-	LastSequenceNumber  int64      `json:"last_sequence_number"`
-	CreatedAt           time.Time  `json:"created_at"`
-	UpdatedAt           time.Time  `json:"updated_at"`
-	StartedAt           *time.Time `json:"started_at"`
-	FinishedAt          *time.Time `json:"finished_at"`
+	ContinuedFromTaskID string `json:"continued_from_task_id,omitempty"`
+	// ParentClosePolicy is what a child workflow's parent does to it at
+	// its end: terminate, request_cancel or abandon; absent otherwise.
+	ParentClosePolicy  string     `json:"parent_close_policy,omitempty"`
+	ResponseID         string     `json:"response_id"`
+	LastSequenceNumber int64      `json:"last_sequence_number"`
+	CreatedAt          time.Time  `json:"created_at"`
+	UpdatedAt          time.Time  `json:"updated_at"`
+	StartedAt          *time.Time `json:"started_at"`
+	FinishedAt         *time.Time `json:"finished_at"`
 	// Progress is the latest progress report of the task's activity, or
 	// nil before the first.
 	Progress *Progress `json:"progress"`
