@@ -27,6 +27,8 @@ build() {
 "$CC" "${CFLAGS[@]}" -c -o /dev/null sdk-wasm/c/weft.c
 
 build plugins/testkit-c/testkit-c.wasm plugins/testkit-c/testkit.c
+# A version whose parent starts another child workflow: --check-replay refuses it.
+build cmd/weft/testdata/testkit-c-v2.wasm -DTESTKIT_PARENT_CHILD='"chain"' plugins/testkit-c/testkit.c
 build examples/hello-c/hello.wasm examples/hello-c/hello.c
 build examples/deploy-pipeline/c/pipeline.wasm examples/deploy-pipeline/c/pipeline.c
 build cmd/weft/testdata/wfbench-c.wasm cmd/weft/testdata/wfbench-c/wfbench.c

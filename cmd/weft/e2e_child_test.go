@@ -4,6 +4,7 @@ package main
 
 import (
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -94,6 +95,26 @@ func TestE2EChildWorkflows(t *testing.T) {
 		d.MustCLI("workflows", "signal", "kid-abandon", "add", "--input", "1")
 		d.MustWaitStatus(kid.ID, 10*time.Second, "completed")
 		require.Equal(t, "cancelled", d.MustTask(abandoned).Status, "its end does not touch the ended parent")
+	})
+
+	t.Run("CheckReplay", func(t *testing.T) {
+		// A version whose parent starts another child workflow would not
+		// replay a waiting parent: --check-replay refuses it, names the
+		// step, and deploys nothing.
+		d.MustCLI("deploy", testkitCWasm, "--name", "kitr")
+		parent := d.startParent("kitr", "kid-replay", "")
+		v2 := filepath.Join("testdata", "testkit-c-v2.wasm")
+		r := d.CLI("deploy", v2, "--name", "kitr", "--check-replay")
+		require.NotZero(t, r.Code, "%s", r.Stdout)
+		require.Contains(t, r.Stderr, "replay_divergence")
+		require.Contains(t, r.Stderr, parent)
+		require.Contains(t, r.Stderr, "step 1")
+		require.Contains(t, r.Stderr, "chain")
+		var m client.Module
+		d.MustDo(http.MethodGet, "/v1/modules/kitr", nil, &m)
+		require.Equal(t, 1, m.Version, "nothing deployed")
+		d.MustCLI("workflows", "signal", "kid-replay", "add", "--input", "2")
+		d.MustWaitStatus(parent, 10*time.Second, "completed")
 	})
 
 	t.Run("WorkflowIDInUse", func(t *testing.T) {
