@@ -154,7 +154,7 @@ func TestE2EScheduleToStartTimeout(t *testing.T) {
 	require.Equal(t, "running", d.MustTask(busy.ID).Status, "it failed while the only worker was still busy")
 	d.MustWaitStatus(busy.ID, 30*time.Second, "completed")
 
-	wf := d.mustStart("wftimeouts", "start_late", `{"busy_ms":3000,"schedule_to_start_ms":300}`, nil)
+	wf := d.mustStart("wftimeouts", "start_late", `{"busy_ms":8000,"schedule_to_start_ms":300}`, nil)
 	var echo client.Task
 	require.Eventually(t, func() bool {
 		echoes := d.children(wf.ID)["echo"]

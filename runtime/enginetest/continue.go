@@ -85,6 +85,17 @@ func testWorkflowIDQuery(t *testing.T, h *Harness) {
 		require.NoError(t, err)
 		return projection(t, answer.Output) == `{"sum":5,"count":1}`
 	})
+	// The run that consumed the signal has committed its next wait: the
+	// log stands still until the next signal.
+	v.waitFor(task.ID, "the second wait", func(*store.Task) bool {
+		n := 0
+		for _, ev := range v.events(task.ID) {
+			if ev.Type == evSignalWaiting {
+				n++
+			}
+		}
+		return n == 2
+	})
 	before, err := v.db.TaskGet(t.Context(), task.ID)
 	require.NoError(t, err)
 	_, err = v.e.TaskQuery(t.Context(), admin, task.ID, "nope", codec.Envelope{})
