@@ -131,6 +131,12 @@ type EventAppendParams struct {
 	// log lines and progress carry the token of its claim. Defaults to 0
 	// (not fenced: a signal, an API write).
 	Lease int64
+	// CancelRequest records the append as the cancel request of a workflow
+	// task (Task.CancelRequestedAt, set to the append's time in the same
+	// transaction). A task that was asked before gets nothing appended and
+	// the call returns ErrCancelRequested; an activity task, an error.
+	// Defaults to false.
+	CancelRequest bool
 }
 
 // EventListParams are the params of Store.EventList.

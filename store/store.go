@@ -25,6 +25,9 @@ var (
 	// ErrTaskFinished reports a write to the log of a task whose terminal
 	// event has been written: a finished task's log never grows.
 	ErrTaskFinished = errors.New("store: task finished")
+	// ErrCancelRequested reports a cancel request (EventAppendParams.
+	// CancelRequest) of a workflow that was asked to cancel before.
+	ErrCancelRequested = errors.New("store: cancel requested before")
 	// ErrRevoked reports a client whose access was revoked.
 	ErrRevoked = errors.New("store: client revoked")
 	// ErrExpired reports a pairing code past its expiry.

@@ -82,6 +82,11 @@ type Task struct {
 	// ParentClosePolicy is what the end of a child workflow's parent does
 	// to it while it runs; "" for a task that is no child workflow.
 	ParentClosePolicy ParentClosePolicy
+	// CancelRequestedAt is when the workflow was asked to cancel and was
+	// handed the request to run its compensation before it ends
+	// (EventAppendParams.CancelRequest); the zero time while nobody asked.
+	// Millisecond precision, UTC.
+	CancelRequestedAt time.Time
 	// NotBefore is the earliest time a queued task may be claimed (retry
 	// backoff, timers).
 	// Millisecond precision, UTC.

@@ -42,7 +42,7 @@ const taskColumns = `id, module, module_digest, function, kind, input_codec, inp
 	owner_client_id, parent_task_id, not_before, created_at, updated_at, started_at, finished_at, last_seq,
 	memory_limit, progress, lease_host, lease_token, lease_expires_at,
 	deadline, run_timeout_ms, run_deadline, schedule_to_start_ms, start_deadline, heartbeat_timeout_ms,
-	workflow_id, continued_from, parent_close_policy`
+	workflow_id, continued_from, parent_close_policy, cancel_requested_at`
 
 // taskColumnsNoPayloads is taskColumns with every payload read as NULL.
 var taskColumnsNoPayloads = strings.NewReplacer(
@@ -71,6 +71,7 @@ func scanTask(s scanner) (*store.Task, error) {
 		in, cp, out, errDt                     []byte
 		errCode, errMsg, errType, parent       *string
 		workflowID, continuedFrom, closePolicy *string
+		cancelRequested *time.Time
 		errNonRetryable                        *bool
 		timeoutMS                              int64
 		notBefore, created, updated            time.Time
@@ -86,7 +87,7 @@ func scanTask(s scanner) (*store.Task, error) {
 		&t.OwnerClientID, &parent, &notBefore, &created, &updated, &started, &finished, &t.LastSeq,
 		&t.MemoryLimit, &progress, &t.Lease.Host, &t.Lease.Token, &leaseExpires,
 		&deadline, &runMS, &runDeadline, &startMS, &startDeadline, &heartbeatMS,
-		&workflowID, &continuedFrom, &closePolicy)
+		&workflowID, &continuedFrom, &closePolicy, &cancelRequested)
 	if err != nil {
 		return nil, err
 	}
@@ -117,6 +118,7 @@ func scanTask(s scanner) (*store.Task, error) {
 	t.ParentTaskID = backend.Deref(parent)
 	t.WorkflowID = backend.Deref(workflowID)
 	t.ContinuedFrom = backend.Deref(continuedFrom)
+	t.CancelRequestedAt = fromNullTS(cancelRequested)
 	t.ParentClosePolicy = store.ParentClosePolicy(backend.Deref(closePolicy))
 	t.NotBefore = fromTS(notBefore)
 	t.CreatedAt = fromTS(created)

@@ -20,8 +20,20 @@ func (db *DB) EventAppend(ctx context.Context, p *store.EventAppendParams) ([]*s
 	}
 	var out []*store.Event
 	err := db.write(ctx, func(t *tx) error {
+		n := now()
+		if p.CancelRequest {
+			if err := t.withTask(p.TaskID, func(task *store.Task) error {
+				if err := backend.RequestCancel(task, n); err != nil {
+					return err
+				}
+				t.cachePut(task)
+				return t.execOne("UPDATE tasks SET cancel_requested_at = ? WHERE id = ? AND cancel_requested_at IS NULL", ms(task.CancelRequestedAt), task.ID)
+			}); err != nil {
+				return err
+			}
+		}
 		var err error
-		if out, err = t.appendEvents(p.TaskID, p.Events, now(), p.Wake, p.Progress, p.Lease); err != nil {
+		if out, err = t.appendEvents(p.TaskID, p.Events, n, p.Wake, p.Progress, p.Lease); err != nil {
 			return err
 		}
 		if p.Idempotency != nil {

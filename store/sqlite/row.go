@@ -43,7 +43,7 @@ const taskColumns = `id, module, module_digest, function, kind, input_codec, inp
 	owner_client_id, parent_task_id, not_before, created_at, updated_at, started_at, finished_at, last_seq,
 	memory_limit, progress, lease_host, lease_token, lease_expires_at,
 	deadline, run_timeout_ms, run_deadline, schedule_to_start_ms, start_deadline, heartbeat_timeout_ms,
-	workflow_id, continued_from, parent_close_policy`
+	workflow_id, continued_from, parent_close_policy, cancel_requested_at`
 
 // taskColumnsNoPayloads is taskColumns with every payload read as NULL.
 var taskColumnsNoPayloads = strings.NewReplacer(
@@ -72,6 +72,7 @@ func scanTask(s scanner) (*store.Task, error) {
 		in, cp, out, errDt                     []byte
 		errCode, errMsg, errType, parent       sql.NullString
 		workflowID, continuedFrom, closePolicy sql.NullString
+		cancelRequested sql.NullInt64
 		errNonRetryable                        sql.NullInt64
 		timeoutMS, notBefore, created, updated int64
 		started, finished                      sql.NullInt64
@@ -86,7 +87,7 @@ func scanTask(s scanner) (*store.Task, error) {
 		&t.OwnerClientID, &parent, &notBefore, &created, &updated, &started, &finished, &t.LastSeq,
 		&t.MemoryLimit, &progress, &t.Lease.Host, &t.Lease.Token, &leaseExpires,
 		&deadline, &runMS, &runDeadline, &startMS, &startDeadline, &heartbeatMS,
-		&workflowID, &continuedFrom, &closePolicy)
+		&workflowID, &continuedFrom, &closePolicy, &cancelRequested)
 	if err != nil {
 		return nil, err
 	}
@@ -117,6 +118,7 @@ func scanTask(s scanner) (*store.Task, error) {
 	t.ParentTaskID = parent.String
 	t.WorkflowID = workflowID.String
 	t.ContinuedFrom = continuedFrom.String
+	t.CancelRequestedAt = fromNullMS(cancelRequested)
 	t.ParentClosePolicy = store.ParentClosePolicy(closePolicy.String)
 	t.NotBefore = fromMS(notBefore)
 	t.CreatedAt = fromMS(created)

@@ -59,6 +59,21 @@ func Append(task *store.Task, count int, n time.Time, wake bool, progress *store
 	return a, nil
 }
 
+// RequestCancel records at n the cancel request of task, which the append
+// that carries it writes (store.EventAppendParams.CancelRequest).
+func RequestCancel(task *store.Task, n time.Time) error {
+	switch {
+	case task.Status.IsTerminal():
+		return fmt.Errorf("task %s: %w", task.ID, store.ErrTaskFinished)
+	case task.Kind != store.KindWorkflow:
+		return fmt.Errorf("task %s is an activity: a cancel request is a workflow's", task.ID)
+	case !task.CancelRequestedAt.IsZero():
+		return fmt.Errorf("task %s: %w", task.ID, store.ErrCancelRequested)
+	}
+	task.CancelRequestedAt = n.UTC().Truncate(time.Millisecond)
+	return nil
+}
+
 // Events returns the events ds become in the log of taskID from sequence
 // number first on, written at n.
 func Events(taskID string, first int64, ds []store.EventDraft, n time.Time) []*store.Event {

@@ -89,6 +89,7 @@ COLUMN tasks.heartbeat_timeout_ms bigint NOT NULL DEFAULT 0
 COLUMN tasks.workflow_id text
 COLUMN tasks.continued_from text
 COLUMN tasks.parent_close_policy text
+COLUMN tasks.cancel_requested_at timestamp with time zone
 COLUMN workflow_waits.task_id text COLLATE C NOT NULL
 COLUMN workflow_waits.attempt integer NOT NULL
 COLUMN workflow_waits.wake_at timestamp with time zone

@@ -100,7 +100,7 @@ CREATE TABLE tasks (
 	updated_at          INTEGER NOT NULL,
 	started_at          INTEGER,
 	finished_at         INTEGER,          -- set exactly when status is terminal
-	last_seq            INTEGER NOT NULL, memory_limit INTEGER NOT NULL DEFAULT 0, progress TEXT, lease_host TEXT NOT NULL DEFAULT '', lease_token INTEGER NOT NULL DEFAULT 0, lease_expires_at INTEGER, deadline INTEGER, run_timeout_ms INTEGER NOT NULL DEFAULT 0, run_deadline INTEGER, schedule_to_start_ms INTEGER NOT NULL DEFAULT 0, start_deadline INTEGER, heartbeat_timeout_ms INTEGER NOT NULL DEFAULT 0, workflow_id TEXT, continued_from TEXT, parent_close_policy TEXT,
+	last_seq            INTEGER NOT NULL, memory_limit INTEGER NOT NULL DEFAULT 0, progress TEXT, lease_host TEXT NOT NULL DEFAULT '', lease_token INTEGER NOT NULL DEFAULT 0, lease_expires_at INTEGER, deadline INTEGER, run_timeout_ms INTEGER NOT NULL DEFAULT 0, run_deadline INTEGER, schedule_to_start_ms INTEGER NOT NULL DEFAULT 0, start_deadline INTEGER, heartbeat_timeout_ms INTEGER NOT NULL DEFAULT 0, workflow_id TEXT, continued_from TEXT, parent_close_policy TEXT, cancel_requested_at INTEGER,
 	CHECK ((finished_at IS NULL) = (status IN ('queued', 'loading', 'running', 'cancelling')))
 ) STRICT;
 
