@@ -128,6 +128,10 @@ type CallResult struct {
 	// ends, and the embedder starts it again as a new run with Output as
 	// its input.
 	ContinueAsNew bool
+	// HandlesCancel reports a workflow call that called watch_cancel: the
+	// workflow sees its cancel request and ends itself; the embedder ends
+	// one that did not (docs/workflows.md, "Cancellation").
+	HandlesCancel bool
 	// Error is the application error of StatusError.
 	Error *AppError
 }
@@ -252,6 +256,7 @@ type callState struct {
 	suspended  bool
 	querying   bool // query_request handed over the query
 	continued  bool // continue_as_new set the output
+	watched    bool // watch_cancel was called
 	abort      *Error
 	stderr     string // the first line the guest wrote to stderr
 	lines      int    // log lines of the call so far
@@ -291,7 +296,7 @@ func (inst *instance) run(ctx context.Context, req *CallRequest, kind abi.Kind, 
 	inst.stdout.flush()
 	inst.stderr.flush()
 	status := abi.Status(int32(uint32(inst.stack[0])))
-	res := &CallResult{Status: status, Kind: kind}
+	res := &CallResult{Status: status, Kind: kind, HandlesCancel: cs.watched}
 	switch {
 	case req.Query != nil && !cs.querying:
 		return nil, errorf(abi.CodeQueryNotSupported, "workflow %s returned %s without asking for the query %q (query_request): it registers no query handler", name, status, req.Query.Name)

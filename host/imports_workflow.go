@@ -136,13 +136,15 @@ func workflowFuncs() []hostFunc {
 		{abi.ImportContinueAsNew, []api.ValueType{i64}, nil, workflowContinueAsNew},
 		{abi.ImportHistoryLength, nil, []api.ValueType{i64}, workflowHistoryLength},
 		{abi.ImportHistorySize, nil, []api.ValueType{i64}, workflowHistorySize},
+		{abi.ImportWatchCancel, nil, []api.ValueType{i64}, workflowWatchCancel},
 	}
 }
 
 // workflow checks a workflow import and returns the call's WorkflowHost.
 func (cs *callState) workflow(imp string) WorkflowHost {
 	cs.need(abi.KindWorkflow, abi.ModuleWorkflow+"."+imp)
-	if cs.querying && imp != abi.ImportNow && imp != abi.ImportRandom && imp != abi.ImportHistoryLength && imp != abi.ImportHistorySize {
+	if cs.querying && imp != abi.ImportNow && imp != abi.ImportRandom && imp != abi.ImportHistoryLength && imp != abi.ImportHistorySize &&
+		imp != abi.ImportWatchCancel {
 		cs.failf(abi.CodeQueryCommand, "%s called %s while it answered the query %q; a query handler may not call workflow commands", cs.function(), imp, cs.req.Query.Name)
 	}
 	if cs.suspended {
@@ -508,4 +510,15 @@ func workflowHistoryLength(ctx context.Context, _ api.Module, stack []uint64) {
 func workflowHistorySize(ctx context.Context, _ api.Module, stack []uint64) {
 	_, n := stateOf(ctx).workflow(abi.ImportHistorySize).History()
 	stack[0] = uint64(n)
+}
+
+// workflowWatchCancel is watch_cancel() -> i64: the id of the workflow's
+// cancel future, abi.CancelFuture. It records nothing; the future resolves
+// when the workflow is asked to cancel, and a call that asks for it
+// handles its cancel itself (CallResult.HandlesCancel).
+func workflowWatchCancel(ctx context.Context, _ api.Module, stack []uint64) {
+	cs := stateOf(ctx)
+	cs.workflow(abi.ImportWatchCancel)
+	cs.watched = true
+	stack[0] = uint64(abi.CancelFuture)
 }

@@ -60,7 +60,7 @@ func testTestkit(t *testing.T, path string) {
 		require.Equal(t, map[string]abi.Kind{
 			"echo": abi.KindActivity, "sleep": abi.KindActivity, "spin": abi.KindActivity, "fail": abi.KindActivity,
 			"trap": abi.KindActivity, "grow": abi.KindActivity, "count": abi.KindActivity,
-			"heartbeat_spin": abi.KindActivity, "tally": abi.KindWorkflow, "chain": abi.KindWorkflow,
+			"heartbeat_spin": abi.KindActivity, "tally": abi.KindWorkflow, "chain": abi.KindWorkflow, "saga": abi.KindWorkflow,
 			"parent": abi.KindWorkflow,
 		}, kinds)
 	})
@@ -154,7 +154,7 @@ func testTestkit(t *testing.T, path string) {
 		h, b := setup(t)
 		_, err := h.Call(t.Context(), &host.CallRequest{Digest: b.digest, Function: "nope"})
 		requireCode(t, err, abi.CodeFunctionNotFound)
-		require.ErrorContains(t, err, "chain, count, echo, fail, grow, heartbeat_spin, parent, sleep, spin, tally, trap")
+		require.ErrorContains(t, err, "chain, count, echo, fail, grow, heartbeat_spin, parent, saga, sleep, spin, tally, trap")
 	})
 
 	t.Run("InputOfTheWrongShape", func(t *testing.T) {

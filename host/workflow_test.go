@@ -102,6 +102,9 @@ func (r *replay) WaitSignal(_ context.Context, name string, timeout time.Duratio
 func (r *replay) Await(_ context.Context, ids []host.FutureID, all bool) (int, bool, error) {
 	if all {
 		for _, id := range ids {
+			if id == host.FutureID(abi.CancelFuture) {
+				continue // this journal is never asked to cancel
+			}
 			if _, ok := r.j.results[id]; !ok {
 				return 0, false, nil
 			}

@@ -112,6 +112,12 @@ type Config struct {
 	// running the handler; a query past it fails with fault.Timeout.
 	// Defaults to 10 s.
 	QueryTimeout time.Duration
+	// CancelGrace is how long a workflow run in progress when its cancel
+	// request arrives may go on before the request stops it: a run that
+	// watches the request sees it on its next run, so a run this long is
+	// stuck, and the workflow is terminated (TaskTerminate). Defaults to
+	// 5 s.
+	CancelGrace time.Duration
 
 	// ProgressInterval is the shortest time between two task.progress
 	// events of one call: reports in between coalesce, the latest one
@@ -178,6 +184,8 @@ const (
 
 	DefaultMaxQueries   = 4
 	DefaultQueryTimeout = 10 * time.Second
+
+	DefaultCancelGrace = 5 * time.Second
 )
 
 // DefaultProgressInterval is the default of Config.ProgressInterval.
@@ -210,7 +218,7 @@ func (c Config) withDefaults() (Config, error) {
 	case c.Workers < 0, c.PollInterval < 0, c.ShutdownTimeout < 0, c.Retention < 0,
 		c.RetentionInterval < 0, c.RetentionBatch < 0, c.ClientWorkers < 0, c.MemoryBudget < 0,
 		c.DefaultMemoryLimit < 0, c.ClientMemoryLimit < 0, c.MaxPendingSignals < 0, c.MaxPendingSignalBytes < 0,
-		c.MaxQueries < 0, c.QueryTimeout < 0, c.MaxHistoryEvents < 0:
+		c.MaxQueries < 0, c.QueryTimeout < 0, c.MaxHistoryEvents < 0, c.CancelGrace < 0:
 		return c, errors.New("runtime: negative Config value")
 	}
 	if c.Logger == nil {
@@ -257,6 +265,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.QueryTimeout == 0 {
 		c.QueryTimeout = DefaultQueryTimeout
+	}
+	if c.CancelGrace == 0 {
+		c.CancelGrace = DefaultCancelGrace
 	}
 	switch {
 	case c.ProgressInterval < 0:

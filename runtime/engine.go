@@ -41,11 +41,14 @@ type Engine struct {
 
 	sched   *scheduler
 	adm     *fair.Admission
-	wf      wakeState       // when waiting workflows may be due
-	overdue overdueState    // when queued tasks pass their start deadline
-	jcache  journal.Cache   // journals of recently waiting workflows
-	signals journal.Signals // pending signals per workflow
-	running runningCalls
+	wf      wakeState     // when waiting workflows may be due
+	overdue overdueState  // when queued tasks pass their start deadline
+	jcache  journal.Cache // journals of recently waiting workflows
+	// watchers says, per workflow (digest and function), whether its
+	// last run watched its cancel request (CallResult.HandlesCancel).
+	watchers sync.Map
+	signals  journal.Signals // pending signals per workflow
+	running  runningCalls
 	// finished wakes TaskRun when its task ends.
 	finished finishWatch
 	mods     *modules.Registry
@@ -292,6 +295,25 @@ func (r *runningCalls) cancel(id string, cause error) bool {
 		c.cancel(cause)
 	}
 	return len(cs) > 0
+}
+
+// of returns the calls of task id in progress.
+func (r *runningCalls) of(id string) []*runningCall {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.m[id])
+}
+
+// any reports whether one of cs is still in progress.
+func (r *runningCalls) any(cs []*runningCall) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range cs {
+		if slices.Contains(r.m[c.id], c) {
+			return true
+		}
+	}
+	return false
 }
 
 // len returns the number of calls in progress.

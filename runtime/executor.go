@@ -136,6 +136,10 @@ type CallResult struct {
 	// ContinueAsNew reports a workflow that continues as new: it ends,
 	// and starts again as a new run with Output as its input.
 	ContinueAsNew bool
+	// HandlesCancel reports a workflow call that watched its cancel
+	// request (watch_cancel): the workflow sees the request and ends
+	// itself; the request ends one whose call did not.
+	HandlesCancel bool
 }
 
 // PluginError is a typed application error a plugin returned (house style

@@ -566,22 +566,24 @@ func (e *Engine) TaskList(ctx context.Context, who Caller, p *TaskListParams) ([
 	return ts, next, nil
 }
 
-// TaskCancel cancels a task atomically (persistence §11.2): a queued or
-// loading task becomes cancelled at once; a running one becomes cancelling,
-// its plugin call is stopped, and its worker then writes cancelled.
-// Cancelling a cancelling or finished task succeeds and changes nothing. It
-// returns the task as it is after the call, and fault.NotFound for a task
-// the caller may not see.
+// TaskCancel cancels a task (persistence §11.2). An activity task is
+// cancelled atomically: a queued or loading one becomes cancelled at once;
+// a running one becomes cancelling, its plugin call is asked to stop, and
+// its worker then writes cancelled. A workflow is asked to cancel
+// (docs/workflows.md, "Cancellation"): the request is recorded once and
+// the workflow, woken, sees it, may run its compensation and ends itself,
+// typically cancelled; one whose module does not handle cancel requests
+// is ended cancelled by its next run. TaskTerminate ends a workflow
+// without its say. Cancelling a finished task, or a workflow asked
+// before, succeeds and changes nothing. It returns the task as it is after
+// the call, and fault.NotFound for a task the caller may not see.
 func (e *Engine) TaskCancel(ctx context.Context, who Caller, id string) (*store.Task, error) {
-	t, err := e.visibleTask(ctx, who, id)
-	if err != nil {
-		return nil, err
-	}
-	if t.Status.IsTerminal() {
-		return t, nil
-	}
-	if t.ParentTaskID != "" {
-		return nil, fault.Errorf(fault.Conflict, "task %s is an activity of workflow %s; cancel the workflow instead", id, t.ParentTaskID)
+	t, err := e.cancelable(ctx, who, id)
+	switch {
+	case err != nil || t.Status.IsTerminal():
+		return t, err
+	case t.Kind == store.KindWorkflow:
+		return e.cancelWorkflow(ctx, t, who.ClientID)
 	}
 	return e.cancelTask(ctx, id)
 }

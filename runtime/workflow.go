@@ -38,6 +38,9 @@ func (w *worker) runWorkflow(ctx, callCtx context.Context, t *store.Task, deadli
 				return
 			}
 		}
+		if targets := j.TakeCancelTargets(); len(targets) > 0 {
+			e.cancelTargets(ctx, t, targets)
+		}
 		r := journal.NewReplay(t, j, e.now(), journal.Record, e.mods.FunctionDigest)
 		r.CheckWorkflowIDs(e.childWorkflowID)
 		w.logs.Reset()
@@ -46,6 +49,9 @@ func (w *worker) runWorkflow(ctx, callCtx context.Context, t *store.Task, deadli
 		w.call.LogReplayed = j.Logged()
 		res, err := w.invoke(callCtx, t, timeout)
 		w.call.Workflow, w.call.LogReplayed = nil, 0
+		if res != nil {
+			e.noteWatcher(t, res.HandlesCancel)
+		}
 		logs := w.workflowLogEvents()
 		if cause := context.Cause(callCtx); errors.Is(cause, errShutdown) || errors.Is(cause, errCancelRequested) ||
 			errors.Is(cause, errLeaseLost) {
@@ -54,6 +60,12 @@ func (w *worker) runWorkflow(ctx, callCtx context.Context, t *store.Task, deadli
 			}
 			w.unfold(ctx, f)
 			w.settle(ctx, callCtx, t, deadline, res, err)
+			return
+		}
+		if err == nil && res != nil && !res.HandlesCancel && j.CancelRequested() {
+			// The module does not handle its cancel request: the request ends it.
+			w.unfold(ctx, f)
+			w.workflowCancelled(ctx, t, "the workflow was cancelled (its module does not handle cancel requests)", logs)
 			return
 		}
 		if err == nil && res != nil && res.Error == nil {
@@ -73,7 +85,11 @@ func (w *worker) runWorkflow(ctx, callCtx context.Context, t *store.Task, deadli
 		}
 		if err == nil && res != nil && res.Error != nil {
 			w.unfold(ctx, f)
-			w.workflowError(ctx, callCtx, t, deadline, res, r, logs)
+			if j.CancelRequested() && res.Error.Type == string(fault.Cancelled) {
+				w.workflowCancelled(ctx, t, res.Error.Message, append(r.Events(), logs...))
+				return
+			}
+			w.workflowError(ctx, callCtx, t, deadline, res, r, j, logs)
 			w.abandonActivities(ctx, t, j)
 			return
 		}
@@ -148,9 +164,9 @@ func (w *worker) workflowFailed(ctx context.Context, t *store.Task, nd *journal.
 // workflowError handles a workflow that returned an application error: a
 // retry starts a new attempt from scratch; a workflow that fails for good
 // keeps what its last run recorded (a timeout, say) in its journal.
-func (w *worker) workflowError(ctx, callCtx context.Context, t *store.Task, deadline time.Time, res *CallResult, r *journal.Replay, logs []store.EventDraft) {
+func (w *worker) workflowError(ctx, callCtx context.Context, t *store.Task, deadline time.Time, res *CallResult, r *journal.Replay, j *journal.Journal, logs []store.EventDraft) {
 	te, retryable := w.classify(callCtx, res, nil)
-	if retryable {
+	if retryable && !j.CancelRequested() { // a workflow asked to cancel starts no new attempt
 		if at, ok := retry.Next(t.Retry, t.Attempt, w.e.now(), deadline); ok {
 			w.retry(ctx, t, te, at)
 			return
@@ -159,6 +175,21 @@ func (w *worker) workflowError(ctx, callCtx context.Context, t *store.Task, dead
 	w.finish(ctx, &store.TaskTransitionParams{
 		ID: t.ID, From: []store.Status{store.StatusRunning}, To: store.StatusFailed, Error: te, Events: append(r.Events(), logs...),
 	})
+}
+
+// workflowCancelled ends workflow t cancelled after its cancel request:
+// it returned an error of type cancelled, or its module does not handle
+// the request. events are what its last run recorded, if it commits them,
+// and its log lines. Its open activities are then cancelled and its child
+// workflows get their parent close policy.
+func (w *worker) workflowCancelled(ctx context.Context, t *store.Task, msg string, events []store.EventDraft) {
+	w.finish(ctx, &store.TaskTransitionParams{
+		ID: t.ID, From: []store.Status{store.StatusRunning}, To: store.StatusCancelled, Events: events,
+		Error: &store.TaskError{Code: string(fault.Cancelled), Type: string(fault.Cancelled), Message: msg, NonRetryable: true},
+	})
+	if w.e.runCtx.Err() == nil {
+		w.e.cancelChildren(ctx, t.ID)
+	}
 }
 
 // workflowCompleted ends a workflow that returned its output, with what its
@@ -173,9 +204,20 @@ func (w *worker) workflowCompleted(ctx context.Context, t *store.Task, r *journa
 		})
 		return nil, false
 	}
+	out := store.Payload{Codec: codec.CodecAvro, Data: output}
+	if f == nil && len(r.Children()) == 0 && w.parent != nil && t.ParentTaskID == w.parent.ID {
+		// A child workflow its parent's commit started on this worker ends
+		// as an activity does: its end goes on into the parent's next run,
+		// which commits both (foldEnd), or is written with the parent's
+		// event alone.
+		w.finish(ctx, &store.TaskTransitionParams{
+			ID: t.ID, From: []store.Status{store.StatusRunning}, To: store.StatusCompleted, Output: out, Events: append(r.Events(), logs...),
+		})
+		return nil, false
+	}
 	p := &store.WorkflowCommitParams{
 		ID: t.ID, Events: append(r.Events(), logs...), Children: r.Children(),
-		To: store.StatusCompleted, Output: store.Payload{Codec: codec.CodecAvro, Data: output},
+		To: store.StatusCompleted, Output: out,
 	}
 	if !w.e.parentOutcome(t, p) {
 		w.unfold(ctx, f)
@@ -323,7 +365,7 @@ func (w *worker) workflowWait(ctx, callCtx context.Context, t *store.Task, j *jo
 	}
 	res, err := w.commitRun(ctx, f, &store.WorkflowCommitParams{
 		ID: t.ID, LastSeq: j.LastSeq(), Events: append(r.Events(), logs...), Children: children, Wait: true, WakeAt: wake,
-		StartChild: len(children) > 0 && children[0].Kind != store.KindWorkflow, // a child workflow goes through the queue
+		StartChild: len(children) > 0,
 	})
 	switch {
 	case err != nil && f != nil:
@@ -443,10 +485,11 @@ func (w *worker) childEnd(ctx context.Context, p *store.TaskTransitionParams) (*
 	return res.Task, err
 }
 
-// cancelChildren cancels the unfinished activities and child workflows of
-// a workflow that ended or was cancelled: queued ones at once, running ones
-// through cancelling; a child workflow whose parent close policy is
-// abandon is left running.
+// cancelChildren cancels the unfinished activities of a workflow that
+// ended or was terminated, queued ones at once, running ones through
+// cancelling, and applies their parent close policy to its child
+// workflows: terminate ends one at once (TaskTerminate), request_cancel
+// asks it to cancel (TaskCancel), abandon leaves it running.
 func (e *Engine) cancelChildren(ctx context.Context, parentID string) {
 	cursor := ""
 	for {
@@ -460,10 +503,16 @@ func (e *Engine) cancelChildren(ctx context.Context, parentID string) {
 		}
 		for _, c := range ts {
 			if c.Kind == store.KindWorkflow {
-				if c.ParentClosePolicy != store.ParentCloseAbandon { // an abandoned child runs on alone
-					if _, err := e.cancelTask(ctx, c.ID); err != nil {
-						e.log.Error("cancel child workflow", "task_id", c.ID, "error", err)
-					}
+				var err error
+				switch c.ParentClosePolicy {
+				case store.ParentCloseAbandon: // an abandoned child runs on alone
+				case store.ParentCloseRequestCancel:
+					_, err = e.cancelWorkflow(ctx, c, "")
+				default:
+					_, err = e.cancelTask(ctx, c.ID)
+				}
+				if err != nil {
+					e.log.Error("parent close policy of a child workflow", "task_id", c.ID, "policy", c.ParentClosePolicy, "error", err)
 				}
 				continue
 			}

@@ -439,11 +439,15 @@ func TestWorkflow(t *testing.T) {
 			<-w.ctx.Done()
 			return codec.Null(), &fault.Error{Code: fault.Cancelled, Message: "stopped"}
 		}
-		e, b := wfSetup(t, g, nil)
+		e, b := wfSetup(t, g, func(c *Config) { c.CancelGrace = 200 * time.Millisecond })
 		task := start(t, e, "slow", codec.Null(), "")
 		<-entered
-		_, err := e.TaskCancel(t.Context(), b.admin, task.ID)
+		// The first run has not ended: the workflow may watch its cancel,
+		// so it is asked; a run that outlasts the grace is terminated.
+		asked, err := e.TaskCancel(t.Context(), b.admin, task.ID)
 		require.NoError(t, err)
+		require.False(t, asked.CancelRequestedAt.IsZero())
+		require.Equal(t, store.StatusRunning, asked.Status)
 		require.Equal(t, store.StatusCancelled, mustFinish(t, e, task.ID).Status)
 	})
 }

@@ -42,10 +42,8 @@ func (d *Daemon) startParent(module, childID, policy string) string {
 // child it terminates on close and leaves one it abandons.
 func TestE2EChildWorkflows(t *testing.T) {
 	t.Parallel()
-	d := MustRunMain(t)
-	d.MustCLI("deploy", testkitWasm, "--name", "kitgo")
-	d.MustCLI("deploy", testkitCWasm, "--name", "kitc")
-	for _, module := range []string{"kitgo", "kitc"} {
+	d := mustRunKits(t)
+	for _, module := range kitModules {
 		t.Run(module, func(t *testing.T) {
 			parent := d.startParent(module, module+"-kid", "")
 			page, err := d.Client.TaskList(t.Context(), &client.TaskListParams{ParentTaskID: parent})

@@ -85,10 +85,8 @@ func envelopeJSON(tb testing.TB, js string) string {
 // changes the task or its log.
 func TestE2EQueryWaitingWorkflow(t *testing.T) {
 	t.Parallel()
-	d := MustRunMain(t)
-	d.MustCLI("deploy", testkitWasm, "--name", "kitgo")
-	d.MustCLI("deploy", testkitCWasm, "--name", "kitc")
-	for _, module := range []string{"kitgo", "kitc"} {
+	d := mustRunKits(t)
+	for _, module := range kitModules {
 		t.Run(module, func(t *testing.T) {
 			id := d.queryTally(module, 3)
 			require.JSONEq(t, `{"sum":0,"count":0}`, d.MustCLI("tasks", "query", id, "state"))

@@ -163,6 +163,25 @@ func TestE2EDeployPipeline(t *testing.T) {
 			require.Len(t, ch["rollback"], 1)
 			require.Equal(t, "completed", ch["rollback"][0].Status)
 		})
+
+		if m.lang == "Go" {
+			t.Run(m.lang+"/CancelledWhileDeploying", func(t *testing.T) {
+				id := d.MustStartPipeline(name, `{"service":"web","version":"1.6.0","previous":"1.5.0","fail_deploy":true}`)
+				d.MustCLI("tasks", "signal", id, "approve", "--input", `{"approved":true,"by":"alice"}`)
+				require.Eventually(t, func() bool {
+					ship := d.children(id)["ship"]
+					return len(ship) == 1 && ship[0].Attempt >= 2
+				}, 30*time.Second, 10*time.Millisecond, "the deploy is retried")
+				d.MustCLI("tasks", "cancel", id)
+				task := d.MustWaitStatus(id, 30*time.Second, "cancelled", "failed", "completed")
+				require.Equal(t, "cancelled", task.Status, "%+v", task.Error)
+				ch := d.children(id)
+				require.Equal(t, "cancelled", ch["ship"][0].Status, "the deploy got the cancel")
+				require.Less(t, ch["ship"][0].Attempt, 5, "and was not retried to the end")
+				require.Len(t, ch["rollback"], 1, "the saga rolled back once")
+				require.Equal(t, "completed", ch["rollback"][0].Status)
+			})
+		}
 	}
 
 	t.Run("CheckReplay", func(t *testing.T) {

@@ -135,7 +135,9 @@ func TestE2EWorkflowIDs(t *testing.T) {
 		// A cancelled run may be followed unless the policy rejects all.
 		st, body = start("gone", "")
 		require.Equal(t, http.StatusAccepted, st, "%s", body)
+		gone := d.MustListTasks("")[0]
 		d.MustCLI("workflows", "cancel", "gone")
+		d.MustWaitStatus(gone.ID, 10*time.Second, "cancelled") // a workflow ends its own cancel
 		st, body = start("gone", "reject_duplicate")
 		require.Equal(t, http.StatusConflict, st, "%s", body)
 		st, body = start("gone", "allow_duplicate_failed_only")

@@ -48,8 +48,9 @@ func taskGetCmd(o *clientOptions, use, short string, path func(string) string) *
 	return cmd
 }
 
-// taskCancelCmd cancels the task path(arg).
-func taskCancelCmd(o *clientOptions, use, short string, path func(string) string) *cobra.Command {
+// taskCancelCmd cancels (action "cancel") or terminates ("terminate") the
+// task path(arg).
+func taskCancelCmd(o *clientOptions, action, use, short string, path func(string) string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
@@ -60,7 +61,7 @@ func taskCancelCmd(o *clientOptions, use, short string, path func(string) string
 				return err
 			}
 			var raw json.RawMessage
-			if err := c.do(cmd.Context(), &client.Request{Method: http.MethodPost, Path: path(args[0]) + "/cancel"}, &raw); err != nil {
+			if err := c.do(cmd.Context(), &client.Request{Method: http.MethodPost, Path: path(args[0]) + "/" + action}, &raw); err != nil {
 				return err
 			}
 			if o.json {
@@ -71,7 +72,11 @@ func taskCancelCmd(o *clientOptions, use, short string, path func(string) string
 			if err := json.Unmarshal(raw, &t); err != nil {
 				return fmt.Errorf("decode task: %w", err)
 			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s %s\n", t.ID, t.Status)
+			note := ""
+			if t.CancelRequestedAt != nil && t.FinishedAt == nil {
+				note = " (cancel requested)"
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s %s%s\n", t.ID, t.Status, note)
 			return err
 		},
 	}
@@ -193,7 +198,7 @@ func newWorkflowsCmd() *cobra.Command {
 	var o clientOptions
 	cmd := &cobra.Command{
 		Use:   "workflows",
-		Short: "inspect, signal, query and cancel workflows by the workflow id they were started with",
+		Short: "inspect, signal, query, cancel and terminate workflows by the workflow id they were started with",
 		Long: "workflows acts on the latest run of a workflow id (weft run --workflow-id): the\n" +
 			"open one while there is one, else the one that ended last. weft tasks list\n" +
 			"--workflow-id ID lists every run of the id.",
@@ -201,7 +206,8 @@ func newWorkflowsCmd() *cobra.Command {
 	addClientFlags(cmd, &o)
 	cmd.AddCommand(
 		taskGetCmd(&o, "get WORKFLOW_ID", "show the latest run of a workflow id", workflowPath),
-		taskCancelCmd(&o, "cancel WORKFLOW_ID", "cancel the open run of a workflow id", workflowPath),
+		taskCancelCmd(&o, "cancel", "cancel WORKFLOW_ID", "ask the open run of a workflow id to cancel: it sees the request, may compensate, and ends", workflowPath),
+		taskCancelCmd(&o, "terminate", "terminate WORKFLOW_ID", "end the open run of a workflow id at once, without its say", workflowPath),
 		taskSignalCmd(&o, "signal WORKFLOW_ID NAME", "send a named signal with an optional JSON input to the open run of a workflow id", workflowPath),
 		taskQueryCmd(&o, "query WORKFLOW_ID NAME", "ask the query handler of the latest run of a workflow id and print its answer", workflowPath),
 	)

@@ -21,7 +21,7 @@ import (
 
 func newTasksCmd() *cobra.Command {
 	var o clientOptions
-	cmd := &cobra.Command{Use: "tasks", Short: "list, inspect, cancel, signal, query and watch tasks"}
+	cmd := &cobra.Command{Use: "tasks", Short: "list, inspect, cancel, terminate, signal, query and watch tasks"}
 	addClientFlags(cmd, &o)
 
 	var status, cursor, module, function, parent, workflowID string
@@ -77,7 +77,8 @@ func newTasksCmd() *cobra.Command {
 	list.Flags().IntVar(&limit, "limit", 0, "at most this many tasks")
 
 	get := taskGetCmd(&o, "get TASK_ID", "show one task: status, timings, attempts, input and output, last events and log lines", taskPath)
-	cancel := taskCancelCmd(&o, "cancel TASK_ID", "cancel a task (a finished task stays as it is)", taskPath)
+	cancel := taskCancelCmd(&o, "cancel", "cancel TASK_ID", "cancel a task: an activity stops, a workflow is asked to cancel and may compensate first (a finished task stays as it is)", taskPath)
+	terminate := taskCancelCmd(&o, "terminate", "terminate TASK_ID", "end a task at once, a workflow without its say", taskPath)
 	signal := taskSignalCmd(&o, "signal TASK_ID NAME", "send a named signal with an optional JSON input to a workflow", taskPath)
 	query := taskQueryCmd(&o, "query TASK_ID NAME", "ask a workflow's query handler, with an optional JSON input, and print its answer", taskPath)
 
@@ -104,7 +105,7 @@ func newTasksCmd() *cobra.Command {
 	}
 	watch.Flags().Int64Var(&after, "after", -1, "start after this sequence number")
 
-	cmd.AddCommand(list, get, cancel, signal, query, watch, newTaskLogsCmd(&o))
+	cmd.AddCommand(list, get, cancel, terminate, signal, query, watch, newTaskLogsCmd(&o))
 	return cmd
 }
 

@@ -25,6 +25,12 @@
  *   parent (a workflow) {"workflow_id", "policy", "module", "signals"}: starts
  *          tally as its child workflow, with those options and
  *          {"signals": signals}, and returns the child's sum
+ *   saga   (a workflow) {"steps", "hold_ms", "child"}: runs steps echoes of
+ *          {"do": i}, then a sleep of hold_ms (and, with child, a child
+ *          tally waiting for one signal); asked to cancel, or when a step
+ *          fails, it echoes {"undo": i} for each step done, newest first,
+ *          and ends with the error (type "cancelled" for a cancel);
+ *          otherwise it returns steps
  *   tally  (a workflow) {"signals": N}: adds up the longs of N "add"
  *          signals and returns the sum; its queries: "state" answers
  *          {"sum", "count"} so far, "echo" its input, "fail" an error of
@@ -342,6 +348,82 @@ static weft_value *parent(weft_value *input) {
     }
 }
 
+/* step_future schedules the echo of {key: i}. */
+static weft_future *step_future(const char *key, int64_t i) {
+    weft_value *arg = weft_map();
+    weft_map_put(arg, key, weft_long(i));
+    weft_future *f = weft_execute_activity("echo", arg, NULL);
+    weft_value_free(arg);
+    return f;
+}
+
+/* saga_wait waits for f or the workflow's cancel request: 0 when f
+ * resolved (its error, if any, in *err), 1 for the cancel, -1 when
+ * suspended. */
+static int saga_wait(weft_future *f, weft_future *cancel, weft_value **err) {
+    weft_future *fs[2] = {f, cancel};
+    int r = weft_await_any(fs, 2);
+    if (r != 0) return r;
+    weft_value *v = NULL;
+    if (weft_future_get(f, &v) == WEFT_OUTCOME_ERROR) {
+        *err = v;
+        return 0;
+    }
+    weft_value_free(v);
+    return 0;
+}
+
+static weft_value *saga(weft_value *input) {
+    int64_t steps, hold;
+    bool child = false;
+    if (!fields(input, "saga input") || !long_field(input, "steps", &steps) || !long_field(input, "hold_ms", &hold)) return NULL;
+    weft_as_bool(weft_map_get(input, "child"), &child);
+    weft_future *cancel = weft_cancel_future();
+    weft_value *failure = NULL;
+    int64_t done = 0;
+    int r = 0;
+    for (int64_t i = 1; i <= steps && r == 0 && !failure; i++) {
+        r = saga_wait(step_future("do", i), cancel, &failure);
+        if (r == 0 && !failure) done = i;
+    }
+    if (r == 0 && !failure) {
+        weft_future *c = NULL;
+        if (child) {
+            weft_value *arg = weft_map();
+            weft_map_put(arg, "signals", weft_long(1));
+            c = weft_execute_child_workflow("tally", arg, NULL);
+            weft_value_free(arg);
+        }
+        weft_value *arg = weft_map();
+        weft_map_put(arg, "ms", weft_long(hold));
+        weft_future *s = weft_execute_activity("sleep", arg, NULL);
+        weft_value_free(arg);
+        r = saga_wait(s, cancel, &failure);
+        if (r == 0 && !failure && c) r = saga_wait(c, cancel, &failure);
+    }
+    if (r < 0) return NULL;
+    if (r == 0 && !failure) return weft_long(steps);
+    weft_log(WEFT_INFO, "compensating");
+    for (int64_t i = done; i >= 1; i--) {
+        weft_outcome o = weft_future_get(step_future("undo", i), NULL);
+        if (o == WEFT_OUTCOME_SUSPENDED) {
+            weft_value_free(failure);
+            return NULL;
+        }
+        if (o == WEFT_OUTCOME_ERROR) {
+            weft_value_free(failure);
+            return weft_error("compensation_failed", "a compensation failed", true, NULL);
+        }
+    }
+    if (!failure) return weft_error("cancelled", "workflow: the workflow was asked to cancel", true, NULL);
+    const char *type = "error", *message = "";
+    weft_as_string(weft_map_get(failure, "type"), &type, NULL);
+    weft_as_string(weft_map_get(failure, "message"), &message, NULL);
+    weft_value *e = weft_error(type, message, true, NULL);
+    weft_value_free(failure);
+    return e;
+}
+
 static int64_t chain_done;
 
 static weft_value *query_done(const weft_value *input, void *data) {
@@ -386,5 +468,6 @@ WEFT_INIT(register_activities) {
     weft_register_activity("count", count);
     weft_register_workflow("parent", parent);
     weft_register_workflow("tally", tally);
+    weft_register_workflow("saga", saga);
     weft_register_activity("heartbeat_spin", heartbeat_spin);
 }

@@ -98,6 +98,10 @@ type TaskService interface {
 	// cancelling a cancelling or finished task changes nothing. It returns
 	// fault.NotFound for a task the caller may not see.
 	TaskCancel(ctx context.Context, who runtime.Caller, id string) (*store.Task, error)
+	// TaskTerminate ends a task at once, without a workflow's say, and
+	// returns it as it is after the call; terminating a cancelling or
+	// finished task changes nothing. Errors as TaskCancel.
+	TaskTerminate(ctx context.Context, who runtime.Caller, id string) (*store.Task, error)
 	// TaskSignal appends a named signal to an unfinished workflow task, once
 	// and in order, and wakes it. It returns fault.NotFound for a task the caller may not see,
 	// fault.SignalTargetFinished for a finished task,

@@ -35,6 +35,7 @@ type fakeEngine struct {
 	TaskGetFunc              func(ctx context.Context, who runtime.Caller, id string) (*store.Task, error)
 	TaskListFunc             func(ctx context.Context, who runtime.Caller, p *runtime.TaskListParams) ([]*store.Task, string, error)
 	TaskCancelFunc           func(ctx context.Context, who runtime.Caller, id string) (*store.Task, error)
+	TaskTerminateFunc        func(ctx context.Context, who runtime.Caller, id string) (*store.Task, error)
 	TaskSignalFunc           func(ctx context.Context, who runtime.Caller, id, name string, payload codec.Envelope) error
 	EventListFunc            func(ctx context.Context, who runtime.Caller, id string, after int64, limit int) ([]*store.Event, error)
 	EventSubscribeFunc       func(ctx context.Context, who runtime.Caller, id string, after int64) (<-chan *store.Event, error)
@@ -164,6 +165,14 @@ func (f *fakeEngine) TaskCancel(ctx context.Context, who runtime.Caller, id stri
 		return nil, errFakeUnset
 	}
 	return f.TaskCancelFunc(ctx, who, id)
+}
+
+func (f *fakeEngine) TaskTerminate(ctx context.Context, who runtime.Caller, id string) (*store.Task, error) {
+	f.calls.Add(1)
+	if f.TaskTerminateFunc == nil {
+		return nil, errFakeUnset
+	}
+	return f.TaskTerminateFunc(ctx, who, id)
 }
 
 func (f *fakeEngine) TaskSignal(ctx context.Context, who runtime.Caller, id, name string, payload codec.Envelope) error {

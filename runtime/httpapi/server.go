@@ -274,6 +274,7 @@ func (s *Server) routeTable() []route {
 		{http.MethodGet, "/v1/tasks", scopeTasksRead, nil, s.handleTaskList},
 		{http.MethodGet, "/v1/tasks/{id}", scopeTasksRead, nil, s.handleTaskGet},
 		{http.MethodPost, "/v1/tasks/{id}/cancel", scopeTasksWrite, with(jsonBody), s.handleTaskCancel},
+		{http.MethodPost, "/v1/tasks/{id}/terminate", scopeTasksWrite, with(jsonBody), s.handleTaskTerminate},
 		{http.MethodPost, "/v1/tasks/{id}/signals/{name}", scopeTasksWrite, with(jsonBody, s.idempotent(nil)), s.handleTaskSignal},
 		{http.MethodGet, "/v1/tasks/{id}/events", scopeTasksRead, nil, s.handleEventList},
 		{http.MethodGet, "/v1/tasks/{id}/queries/{name}", scopeTasksRead, nil, s.handleTaskQuery},
@@ -281,6 +282,7 @@ func (s *Server) routeTable() []route {
 
 		{http.MethodGet, "/v1/workflows/{workflow_id}", scopeTasksRead, nil, s.handleWorkflowGet},
 		{http.MethodPost, "/v1/workflows/{workflow_id}/cancel", scopeTasksWrite, with(jsonBody), s.handleWorkflowCancel},
+		{http.MethodPost, "/v1/workflows/{workflow_id}/terminate", scopeTasksWrite, with(jsonBody), s.handleWorkflowTerminate},
 		{http.MethodPost, "/v1/workflows/{workflow_id}/signals/{name}", scopeTasksWrite, with(jsonBody, s.idempotent(nil)), s.handleWorkflowSignal},
 		{http.MethodGet, "/v1/workflows/{workflow_id}/queries/{name}", scopeTasksRead, nil, s.handleWorkflowQuery},
 		{http.MethodPost, "/v1/workflows/{workflow_id}/queries/{name}", scopeTasksRead, with(jsonBody), s.handleWorkflowQuery},

@@ -150,6 +150,7 @@ func (s *Server) taskDoc(t *store.Task) *client.Task {
 		WorkflowID:               t.WorkflowID,
 		ContinuedFromTaskID:      t.ContinuedFrom,
 		ParentClosePolicy:        string(t.ParentClosePolicy),
+		CancelRequestedAt:        timeOrNil(t.CancelRequestedAt),
 		ResponseID:               t.ResponseID(),
 		LastSequenceNumber:       t.LastSeq,
 		CreatedAt:                t.CreatedAt.UTC(),
@@ -305,16 +306,28 @@ func (s *Server) taskGet(w http.ResponseWriter, r *http.Request, id string) {
 }
 
 // handleTaskCancel cancels a task: POST /v1/tasks/{id}/cancel answers 200
-// with the task. A queued task is cancelled at once, a running one moves to
-// cancelling; a finished task is returned unchanged.
+// with the task. A queued activity is cancelled at once, a running one
+// moves to cancelling; a workflow is asked to cancel (cancel_requested_at)
+// and ends itself; a finished task is returned unchanged.
 func (s *Server) handleTaskCancel(w http.ResponseWriter, r *http.Request) {
-	s.taskCancel(w, r, chi.URLParam(r, "id"))
+	s.taskCancel(w, r, chi.URLParam(r, "id"), false)
 }
 
-// taskCancel cancels task id, for handleTaskCancel and
-// handleWorkflowCancel.
-func (s *Server) taskCancel(w http.ResponseWriter, r *http.Request, id string) {
-	t, err := s.tasks.TaskCancel(r.Context(), caller(r), id)
+// handleTaskTerminate ends a task at once: POST /v1/tasks/{id}/terminate
+// answers 200 with the task, queued ones cancelled, running ones
+// cancelling.
+func (s *Server) handleTaskTerminate(w http.ResponseWriter, r *http.Request) {
+	s.taskCancel(w, r, chi.URLParam(r, "id"), true)
+}
+
+// taskCancel cancels or terminates task id, for the cancel and terminate
+// routes of tasks and workflow ids.
+func (s *Server) taskCancel(w http.ResponseWriter, r *http.Request, id string, terminate bool) {
+	end := s.tasks.TaskCancel
+	if terminate {
+		end = s.tasks.TaskTerminate
+	}
+	t, err := end(r.Context(), caller(r), id)
 	if err != nil {
 		s.writeError(w, r, err)
 		return

@@ -56,7 +56,15 @@ func (s *Server) handleWorkflowGet(w http.ResponseWriter, r *http.Request) {
 // /v1/workflows/{workflow_id}/cancel.
 func (s *Server) handleWorkflowCancel(w http.ResponseWriter, r *http.Request) {
 	if t, ok := s.workflowRun(w, r); ok {
-		s.taskCancel(w, r, t.ID)
+		s.taskCancel(w, r, t.ID, false)
+	}
+}
+
+// handleWorkflowTerminate ends the latest run of a workflow id at once:
+// POST /v1/workflows/{workflow_id}/terminate.
+func (s *Server) handleWorkflowTerminate(w http.ResponseWriter, r *http.Request) {
+	if t, ok := s.workflowRun(w, r); ok {
+		s.taskCancel(w, r, t.ID, true)
 	}
 }
 

@@ -33,7 +33,7 @@ type Event interface {
 func IsJournalType(typ string) bool {
 	switch typ {
 	case EventActivityScheduled, EventActivityCompleted, EventActivityFailed, EventTimerStarted,
-		EventTimerFired, EventSignalWaiting, EventSignalReceived, EventSignalTimedOut:
+		EventTimerFired, EventSignalWaiting, EventSignalReceived, EventSignalTimedOut, EventCancelRequested:
 		return true
 	}
 	return false
@@ -62,6 +62,8 @@ func Decode(typ string, payload []byte) (Event, error) {
 		return decodeAs(payload, new(SignalReceived))
 	case EventSignalTimedOut:
 		return decodeAs(payload, new(SignalTimedOut))
+	case EventCancelRequested:
+		return decodeAs(payload, new(CancelRequested))
 	}
 	return nil, fmt.Errorf("%w: %q", ErrUnknownEvent, typ)
 }

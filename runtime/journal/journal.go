@@ -46,6 +46,9 @@ type Journal struct {
 	waits map[string][]int64
 	// buffered are the signals per name that no wait consumed.
 	buffered map[string][]signalMsg
+	// cancelTargets are the child tasks open at the cancel request, until
+	// TakeCancelTargets hands them over.
+	cancelTargets []string
 }
 
 // New returns the empty journal of the current attempt of workflow task t,
@@ -189,6 +192,8 @@ func (j *Journal) apply(p Event, at time.Time) error {
 			j.dropWait(c)
 			j.resolve(c.step, c.deadline, OutcomeTimeout, nil)
 		}
+	case *CancelRequested:
+		j.applyCancel(at)
 	}
 	return nil
 }
@@ -318,6 +323,9 @@ func (j *Journal) String() string {
 		if r, ok := j.res[c.step]; ok {
 			out = append(out, fmt.Sprintf("res %d order=%d at=%s outcome=%d frame=%x", c.step, r.order, milli(r.at), r.outcome, r.frame))
 		}
+	}
+	if r, ok := j.res[CancelFuture]; ok {
+		out = append(out, fmt.Sprintf("res cancel order=%d at=%s", r.order, milli(r.at)))
 	}
 	for name, w := range j.waits {
 		if len(w) > 0 {

@@ -319,17 +319,25 @@ func (r *Replay) WaitSignal(_ context.Context, name string, timeout time.Duratio
 	return c.step, nil
 }
 
-// Await implements WorkflowHost.
+// Await implements WorkflowHost. With all, the cancel future among ids is
+// not waited for: see awaitAllOrCancel.
 func (r *Replay) Await(_ context.Context, ids []int64, all bool) (int, bool, error) {
 	if r.err != nil {
 		return 0, false, r.err
 	}
+	for _, id := range ids {
+		if id < CancelFuture || id > r.step {
+			return 0, false, r.fail(fmt.Errorf("await of future %d, which the workflow never created", id))
+		}
+	}
+	if all {
+		if c := slices.Index(ids, CancelFuture); c >= 0 {
+			return r.awaitAllOrCancel(ids, c)
+		}
+	}
 	best, bestOrder := -1, 0
 	var latest time.Time
 	for i, id := range ids {
-		if id < 1 || id > r.step {
-			return 0, false, r.fail(fmt.Errorf("await of future %d, which the workflow never created", id))
-		}
 		res, ok := r.j.res[id]
 		if !ok {
 			if all {
@@ -352,10 +360,49 @@ func (r *Replay) Await(_ context.Context, ids []int64, all bool) (int, bool, err
 	} else {
 		latest = r.j.res[ids[best]].at
 	}
-	if latest.After(r.clock) {
-		r.clock = latest
-	}
+	r.advance(latest)
 	return best, true, nil
+}
+
+// awaitAllOrCancel is Await of all of ids but the cancel future, at index
+// c: it answers c when the cancel request resolved before the last of the
+// others, and 0 when they all resolved first, so that a wait for every
+// future of a step learns of the request at one point of the journal, in
+// one call, the same on every replay.
+func (r *Replay) awaitAllOrCancel(ids []int64, c int) (int, bool, error) {
+	last, done := -1, true
+	var latest time.Time
+	for _, id := range ids {
+		if id == CancelFuture {
+			continue
+		}
+		res, ok := r.j.res[id]
+		if !ok {
+			done = false
+			continue
+		}
+		last = max(last, res.order)
+		if res.at.After(latest) {
+			latest = res.at
+		}
+	}
+	if cres, ok := r.j.res[CancelFuture]; ok && (!done || cres.order < last) {
+		r.advance(cres.at)
+		return c, true, nil
+	}
+	if !done {
+		return 0, false, nil
+	}
+	r.advance(latest)
+	return 0, true, nil
+}
+
+// advance moves the workflow's clock forward to at, the time of what an
+// await answered.
+func (r *Replay) advance(at time.Time) {
+	if at.After(r.clock) {
+		r.clock = at
+	}
 }
 
 // Result implements WorkflowHost.

@@ -123,6 +123,10 @@ const (
 	// events' values (the workflow's input, its commands' inputs, the
 	// results it read).
 	ImportHistorySize = "history_size"
+	// ImportWatchCancel is watch_cancel() -> i64: the id of the future
+	// that resolves when the workflow is asked to cancel (CancelFuture). A
+	// call that calls it handles its own cancel.
+	ImportWatchCancel = "watch_cancel"
 )
 
 // Special return values of imports (docs/abi.md, "Host imports").
@@ -133,6 +137,10 @@ const (
 	// are not resolved yet: the guest must unwind and return
 	// StatusSuspended from weft_call.
 	AwaitSuspended int32 = -1
+	// CancelFuture is the id of the workflow's cancel future, which
+	// watch_cancel returns: it resolves to null (OutcomeValue) when the
+	// workflow is asked to cancel, at that point of its journal.
+	CancelFuture int64 = 0
 	// NoTimeout as the timeout_ms of wait_signal waits without a deadline.
 	// Any negative value means the same.
 	NoTimeout int64 = -1

@@ -40,6 +40,7 @@ WEFT_IMPORT("weft:workflow/v1", "query_request") int64_t weft__query_request(voi
 WEFT_IMPORT("weft:workflow/v1", "continue_as_new") void weft__continue_as_new(uint64_t input);
 WEFT_IMPORT("weft:workflow/v1", "history_length") int64_t weft__history_length(void);
 WEFT_IMPORT("weft:workflow/v1", "history_size") int64_t weft__history_size(void);
+WEFT_IMPORT("weft:workflow/v1", "watch_cancel") int64_t weft__watch_cancel(void);
 
 /* pack packs a guest pointer and a length: ptr << 32 | n
  * (docs/abi.md, "Pointers and lengths"). */
@@ -1104,6 +1105,7 @@ int64_t weft_host_query_request(void) { return weft__query_request(); }
 void weft_host_continue_as_new(const void *frame, size_t n) { weft__continue_as_new(pack(frame, n)); }
 int64_t weft_host_history_length(void) { return weft__history_length(); }
 int64_t weft_host_history_size(void) { return weft__history_size(); }
+int64_t weft_host_watch_cancel(void) { return weft__watch_cancel(); }
 void weft_host_random(void *dst, size_t n) { weft__random(pack(dst, n)); }
 
 void weft_log_n(weft_level level, const char *m, size_t n) { weft__log((int32_t)level, pack(m, n)); }
@@ -1265,6 +1267,12 @@ weft_future *weft_execute_child_workflow(const char *name, const weft_value *inp
 weft_future *weft_start_timer(int64_t ms) {
     weft_future *f = new_future();
     if (!call.suspended) f->id = weft__start_timer(ms < 0 ? 0 : ms);
+    return f;
+}
+
+weft_future *weft_cancel_future(void) {
+    weft_future *f = new_future();
+    if (!call.suspended) f->id = weft__watch_cancel();
     return f;
 }
 

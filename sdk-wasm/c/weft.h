@@ -370,6 +370,15 @@ weft_future *weft_start_timer(int64_t ms);
  * (WEFT_NO_TIMEOUT, or any negative value, waits forever). */
 weft_future *weft_wait_signal(const char *name, int64_t timeout_ms);
 
+/* weft_cancel_future returns the workflow's cancel future, which resolves
+ * to null when the workflow is asked to cancel (docs/workflows.md,
+ * "Cancellation"): pass it to weft_await_any with the futures a step waits
+ * for to learn of the request at that point, the same on every replay,
+ * then compensate (further activities run as usual) and end with
+ * weft_error("cancelled", ...), which ends the task cancelled. A workflow
+ * call that never asks for it is ended by the request instead. */
+weft_future *weft_cancel_future(void);
+
 /* weft_future_get waits for f and sets *out (owned by the caller; out may
  * be NULL to discard it). */
 weft_outcome weft_future_get(weft_future *f, weft_value **out);
@@ -451,6 +460,7 @@ int64_t weft_host_query_request(void); /* query frame length, or WEFT_NO_QUERY *
 void weft_host_continue_as_new(const void *frame, size_t n);
 int64_t weft_host_history_length(void);
 int64_t weft_host_history_size(void);
+int64_t weft_host_watch_cancel(void); /* the cancel future's id */
 
 #ifdef __cplusplus
 }

@@ -62,6 +62,9 @@ func WithActivityOptions(ctx Context, opts ActivityOptions) Context {
 // come from WithActivityOptions. A Future whose input cannot be converted
 // fails at Get without scheduling anything.
 func ExecuteActivity(ctx Context, activity string, input any) Future {
+	if err := canceled(ctx); err != nil {
+		return &future{err: err}
+	}
 	v, err := convert.ToValue(input)
 	if err != nil {
 		return &future{err: err}
@@ -132,7 +135,10 @@ func optionsValue(o ActivityOptions) codec.Value {
 // NewTimer starts a durable timer that fires after d and returns its
 // Future, which resolves to null. The timer survives restarts of the
 // daemon.
-func NewTimer(_ Context, d time.Duration) Future {
+func NewTimer(ctx Context, d time.Duration) Future {
+	if err := canceled(ctx); err != nil {
+		return &future{err: err}
+	}
 	return newFuture(hostcall.StartTimer(max(d, 0).Milliseconds()))
 }
 
@@ -145,7 +151,10 @@ func Sleep(ctx Context, d time.Duration) error {
 // which resolves to the signal's payload. With a timeout above zero, Get
 // returns ErrTimeout if no signal arrived in time; zero or less waits
 // without a deadline. Signals of one name are delivered in order, each once.
-func WaitSignal(_ Context, name string, timeout time.Duration) Future {
+func WaitSignal(ctx Context, name string, timeout time.Duration) Future {
+	if err := canceled(ctx); err != nil {
+		return &future{err: err}
+	}
 	ms := abi.NoTimeout
 	if timeout > 0 {
 		ms = timeout.Milliseconds()

@@ -57,6 +57,9 @@ func WithChildOptions(ctx Context, opts ChildWorkflowOptions) Context {
 // its start and end are journaled like an activity's, so a replay never
 // starts it twice. The options come from WithChildOptions.
 func ExecuteChildWorkflow(ctx Context, workflow string, input any) Future {
+	if err := canceled(ctx); err != nil {
+		return &future{err: err}
+	}
 	v, err := convert.ToValue(input)
 	if err != nil {
 		return &future{err: err}

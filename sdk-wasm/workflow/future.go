@@ -16,9 +16,11 @@ import (
 type Future interface {
 	// Get waits for the result and stores it in the value valuePtr points
 	// to (nil discards it). It returns the activity's *ApplicationError when
-	// the activity failed for good, and ErrTimeout when a signal wait timed
-	// out. When the result is not there yet, the workflow is suspended
-	// until it is.
+	// the activity failed for good, ErrTimeout when a signal wait timed
+	// out, and ErrCanceled when the workflow was asked to cancel before the
+	// result came (unless ctx is disconnected: NewDisconnectedContext).
+	// When the result is not there yet, the workflow is suspended until it
+	// is.
 	Get(ctx Context, valuePtr any) error
 	future() *future
 }
@@ -58,8 +60,9 @@ func (f *future) Get(ctx Context, valuePtr any) error {
 		return f.err
 	}
 	if !f.done {
-		if hostcall.Await([]int64{f.id}, abi.AwaitAny) == abi.AwaitSuspended {
-			guest.Suspend()
+		ids := [2]int64{f.id}
+		if awaitOrCancel(ctx, ids[:1], abi.AwaitAny) < 0 {
+			return ErrCanceled
 		}
 		f.fetch()
 	}
@@ -96,8 +99,10 @@ func (f *future) fetch() {
 // AwaitAny waits until one of futures is resolved and returns its index;
 // when several are, the one that resolved first in the task's journal. It
 // suspends the workflow while none is. Futures that failed before being
-// scheduled count as resolved.
-func AwaitAny(_ Context, futures ...Future) int {
+// scheduled count as resolved. It returns -1 for no futures, and when the
+// workflow was asked to cancel before any resolved (IsCanceled is then
+// true), unless ctx is disconnected.
+func AwaitAny(ctx Context, futures ...Future) int {
 	ids := make([]int64, 0, len(futures))
 	idx := make([]int, 0, len(futures))
 	for i, fu := range futures {
@@ -111,11 +116,11 @@ func AwaitAny(_ Context, futures ...Future) int {
 	if len(ids) == 0 {
 		return -1
 	}
-	r := hostcall.Await(ids, abi.AwaitAny)
-	if r == abi.AwaitSuspended {
-		guest.Suspend()
+	r := awaitOrCancel(ctx, ids, abi.AwaitAny)
+	if r < 0 {
+		return -1
 	}
-	if r < 0 || int(r) >= len(idx) {
+	if r >= len(idx) {
 		panic("weft: await answered an index outside its futures")
 	}
 	i := idx[r]
@@ -126,9 +131,12 @@ func AwaitAny(_ Context, futures ...Future) int {
 }
 
 // AwaitAll waits until every one of futures is resolved, suspending the
-// workflow while any is not. Their results are then read with Get.
-func AwaitAll(_ Context, futures ...Future) {
-	ids := make([]int64, 0, len(futures))
+// workflow while any is not. Their results are then read with Get. When
+// the workflow is asked to cancel before the last resolved (unless ctx is
+// disconnected), it returns then, and Get of those not resolved returns
+// ErrCanceled.
+func AwaitAll(ctx Context, futures ...Future) {
+	ids := make([]int64, 0, len(futures)+1)
 	for _, fu := range futures {
 		if f := fu.future(); f.err == nil && !f.done {
 			ids = append(ids, f.id)
@@ -137,8 +145,10 @@ func AwaitAll(_ Context, futures ...Future) {
 	if len(ids) == 0 {
 		return
 	}
-	if hostcall.Await(ids, abi.AwaitAll) == abi.AwaitSuspended {
-		guest.Suspend()
+	// With the cancel future, the host answers it when the request came
+	// before the last of the others (docs/abi.md, await).
+	if awaitOrCancel(ctx, ids, abi.AwaitAll) < 0 {
+		return
 	}
 	for _, fu := range futures {
 		if f := fu.future(); f.err == nil && !f.done {

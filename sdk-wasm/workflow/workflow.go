@@ -31,6 +31,9 @@ type state struct {
 	// child and childFrame are the same for child workflows.
 	child      ChildWorkflowOptions
 	childFrame []byte
+	// detached makes waits ignore the workflow's cancel request
+	// (NewDisconnectedContext).
+	detached bool
 }
 
 func (s *state) state() *state { return s }

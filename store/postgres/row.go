@@ -71,7 +71,7 @@ func scanTask(s scanner) (*store.Task, error) {
 		in, cp, out, errDt                     []byte
 		errCode, errMsg, errType, parent       *string
 		workflowID, continuedFrom, closePolicy *string
-		cancelRequested *time.Time
+		cancelRequested                        *time.Time
 		errNonRetryable                        *bool
 		timeoutMS                              int64
 		notBefore, created, updated            time.Time

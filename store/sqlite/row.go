@@ -72,7 +72,7 @@ func scanTask(s scanner) (*store.Task, error) {
 		in, cp, out, errDt                     []byte
 		errCode, errMsg, errType, parent       sql.NullString
 		workflowID, continuedFrom, closePolicy sql.NullString
-		cancelRequested sql.NullInt64
+		cancelRequested                        sql.NullInt64
 		errNonRetryable                        sql.NullInt64
 		timeoutMS, notBefore, created, updated int64
 		started, finished                      sql.NullInt64

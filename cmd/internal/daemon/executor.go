@@ -72,14 +72,14 @@ func (x executor) Call(ctx context.Context, c *runtime.Call) (*runtime.CallResul
 	}
 	switch res.Status {
 	case abi.StatusOK:
-		return &runtime.CallResult{Output: res.Output, ContinueAsNew: res.ContinueAsNew}, nil
+		return &runtime.CallResult{Output: res.Output, ContinueAsNew: res.ContinueAsNew, HandlesCancel: res.HandlesCancel}, nil
 	case abi.StatusError:
 		e := res.Error
 		return &runtime.CallResult{Error: &runtime.PluginError{
 			Type: e.Type, Message: e.Message, NonRetryable: e.NonRetryable, Details: e.Details,
-		}}, nil
+		}, HandlesCancel: res.HandlesCancel}, nil
 	case abi.StatusSuspended:
-		return &runtime.CallResult{Suspended: true}, nil
+		return &runtime.CallResult{Suspended: true, HandlesCancel: res.HandlesCancel}, nil
 	default:
 		return nil, fault.Errorf(fault.Internal, "plugin call ended with status %v", res.Status)
 	}

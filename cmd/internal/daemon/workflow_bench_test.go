@@ -355,6 +355,35 @@ func BenchmarkWorkflowActivities(b *testing.B) {
 	b.ReportMetric(float64(commits)/float64(b.N*activities), "commits/activity")
 }
 
+// BenchmarkWorkflowChildren measures a workflow of 100 sequential child
+// workflows (each returns its input, as the echo activity does), per
+// child, against a workflow of 100 sequential echo activities, per
+// activity, in the same run, each through the engine with durable commits
+// (target: a child at most 2× an activity).
+//
+//	go test ./cmd/internal/daemon -run '^$' -bench BenchmarkWorkflowChildren -benchtime 5x
+func BenchmarkWorkflowChildren(b *testing.B) {
+	be := MustBenchEngine(b)
+	const steps = 100
+	be.run(b, "sequential", 1) // warm the pool
+	be.run(b, "children", 1)
+	var kids, acts cost
+	var kidCommits, actCommits int64
+	b.ResetTimer()
+	for range b.N {
+		before := be.commits.Load()
+		kids = kids.add(measure(func() { be.run(b, "children", steps) }))
+		kidCommits += be.commits.Load() - before
+		before = be.commits.Load()
+		acts = acts.add(measure(func() { be.run(b, "sequential", steps) }))
+		actCommits += be.commits.Load() - before
+	}
+	per := time.Duration(b.N * steps)
+	reportRatio(b, "child", kids.div(per), acts.div(per), "activity")
+	b.ReportMetric(float64(kidCommits)/float64(b.N*steps), "commits/child")
+	b.ReportMetric(float64(actCommits)/float64(b.N*steps), "commits/activity")
+}
+
 // TestBenchEngineSmoke keeps the benchmark harness honest in the normal
 // test run: a workflow of three activities completes with its result.
 func TestBenchEngineSmoke(t *testing.T) {

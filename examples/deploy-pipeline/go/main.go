@@ -2,7 +2,8 @@
 // "deploy", and the four activities it orchestrates: it builds and tests a
 // release, waits for a person to approve it (the signal "approve", with a
 // timeout), deploys it with retries, and rolls back when the deploy fails
-// for good. See README.md for a walk-through with the weft CLI.
+// for good or the workflow is cancelled while it deploys (a saga). See
+// README.md for a walk-through with the weft CLI.
 //
 // The committed pipeline.wasm is built from the repository root with
 //
@@ -145,17 +146,27 @@ func Deploy(ctx workflow.Context, in Release) (Result, error) {
 			BackoffCoefficient: 2, MaximumInterval: time.Second,
 		},
 	})
+	// A deploy that fails for good, or that is cancelled (weft tasks
+	// cancel) while it runs, may have left the service half-way: the saga
+	// rolls it back, in a context the cancel does not interrupt.
+	previous := in.Previous
+	if previous == "" {
+		previous = "previous"
+	}
+	var saga workflow.Saga
+	saga.AddCompensation(func(ctx workflow.Context) error {
+		back := ShipRequest{Service: in.Service, Version: previous}
+		return workflow.ExecuteActivity(ctx, "rollback", back).Get(ctx, nil)
+	})
 	ship := ShipRequest{Service: in.Service, Version: in.Version, Fail: in.FailDeploy}
 	if err := workflow.ExecuteActivity(shipCtx, "ship", ship).Get(ctx, nil); err != nil {
-		previous := in.Previous
-		if previous == "" {
-			previous = "previous"
-		}
-		log.Warn("deploy failed, rolling back", "error", err, "to", previous)
-		back := ShipRequest{Service: in.Service, Version: previous}
-		if rerr := workflow.ExecuteActivity(ctx, "rollback", back).Get(ctx, nil); rerr != nil {
+		log.Warn("deploy failed, rolling back", "error", err, "to", previous, "cancelled", workflow.IsCanceled(ctx))
+		if rerr := saga.Compensate(ctx); rerr != nil {
 			return Result{}, workflow.NewNonRetryableApplicationError(
 				fmt.Sprintf("deploy failed (%v) and so did the rollback (%v)", err, rerr), "rollback_failed")
+		}
+		if workflow.IsCanceled(ctx) {
+			return Result{}, err // workflow.ErrCanceled: the workflow ends cancelled, rolled back
 		}
 		return Result{}, workflow.NewNonRetryableApplicationError(
 			fmt.Sprintf("deploy of %s %s failed (%v); rolled back to %s", in.Service, in.Version, err, previous), "deploy_failed")

@@ -277,11 +277,24 @@ func (c *Client) TaskList(ctx context.Context, p *TaskListParams) (*List[Task], 
 	return &l, nil
 }
 
-// TaskCancel cancels a task and returns it: a queued task is cancelled at
-// once, a running one moves to cancelling, a finished one stays as it is.
+// TaskCancel cancels a task and returns it: a queued activity is
+// cancelled at once, a running one moves to cancelling, a workflow is asked
+// to cancel (CancelRequestedAt) and ends itself, a finished task stays as
+// it is.
 func (c *Client) TaskCancel(ctx context.Context, id string) (*Task, error) {
+	return c.taskPost(ctx, "/v1/tasks/"+esc(id)+"/cancel")
+}
+
+// TaskTerminate ends a task at once, a workflow without its say, and
+// returns it: POST /v1/tasks/{id}/terminate.
+func (c *Client) TaskTerminate(ctx context.Context, id string) (*Task, error) {
+	return c.taskPost(ctx, "/v1/tasks/"+esc(id)+"/terminate")
+}
+
+// taskPost posts no body to path and returns the task it answers.
+func (c *Client) taskPost(ctx context.Context, path string) (*Task, error) {
 	var t Task
-	if err := c.jsonCall(ctx, http.MethodPost, "/v1/tasks/"+esc(id)+"/cancel", nil, &t); err != nil {
+	if err := c.jsonCall(ctx, http.MethodPost, path, nil, &t); err != nil {
 		return nil, err
 	}
 	return &t, nil
@@ -353,11 +366,13 @@ func (c *Client) WorkflowQuery(ctx context.Context, workflowID, name string, req
 // WorkflowCancel cancels the latest run of a workflow id:
 // POST /v1/workflows/{workflow_id}/cancel.
 func (c *Client) WorkflowCancel(ctx context.Context, workflowID string) (*Task, error) {
-	var t Task
-	if err := c.jsonCall(ctx, http.MethodPost, "/v1/workflows/"+esc(workflowID)+"/cancel", nil, &t); err != nil {
-		return nil, err
-	}
-	return &t, nil
+	return c.taskPost(ctx, "/v1/workflows/"+esc(workflowID)+"/cancel")
+}
+
+// WorkflowTerminate ends the latest run of a workflow id at once:
+// POST /v1/workflows/{workflow_id}/terminate.
+func (c *Client) WorkflowTerminate(ctx context.Context, workflowID string) (*Task, error) {
+	return c.taskPost(ctx, "/v1/workflows/"+esc(workflowID)+"/terminate")
 }
 
 // ResponseGet returns the stored response of a finished task:

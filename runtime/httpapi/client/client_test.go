@@ -86,7 +86,7 @@ func serve(t *testing.T) (url, admin string) {
 	reg := prometheus.NewRegistry()
 	mx, err := metrics.New(reg)
 	require.NoError(t, err)
-	eng, err := runtime.New(runtime.Config{Store: db, Executor: &fakeExecutor{}, Modules: files, Logger: logger, Metrics: mx, Workers: 4})
+	eng, err := runtime.New(runtime.Config{Store: db, Executor: &fakeExecutor{}, Modules: files, Logger: logger, Metrics: mx, Workers: 4, CancelGrace: 100 * time.Millisecond})
 	require.NoError(t, err)
 	acc, err := access.New(access.Config{Store: db, Logger: logger})
 	require.NoError(t, err)
@@ -206,9 +206,23 @@ func TestClient(t *testing.T) {
 		sig, err := c.TaskSignal(ctx, task.ID, "go", &client.SignalRequest{Input: input(t, codec.Long(1))})
 		require.NoError(t, err)
 		require.Equal(t, client.Signal{Object: "signal", TaskID: task.ID, Name: "go"}, *sig)
-		cancelled, err := c.TaskCancel(ctx, task.ID)
+		asked, err := c.TaskCancel(ctx, task.ID)
 		require.NoError(t, err)
-		require.Contains(t, []string{"cancelling", "cancelled"}, cancelled.Status)
+		if asked.Status != "cancelled" && asked.Status != "cancelling" {
+			require.NotNil(t, asked.CancelRequestedAt, "a workflow that may watch its cancel is asked: %+v", asked)
+		}
+		require.Eventually(t, func() bool {
+			cur, err := c.TaskGet(ctx, task.ID)
+			require.NoError(t, err)
+			return cur.Status == "cancelled"
+		}, 10*time.Second, 10*time.Millisecond, "the request ends a workflow that does not watch it")
+
+		other, err := c.TaskCreate(ctx, &client.TaskRequest{Module: "m", Function: "wait"})
+		require.NoError(t, err)
+		ended, err := c.TaskTerminate(ctx, other.ID)
+		require.NoError(t, err)
+		require.Contains(t, []string{"cancelling", "cancelled"}, ended.Status, "terminate ends it without its say")
+		require.Nil(t, ended.CancelRequestedAt)
 	})
 
 	t.Run("Idempotency", func(t *testing.T) {

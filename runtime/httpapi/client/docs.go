@@ -118,7 +118,10 @@ type Task struct {
 	ContinuedFromTaskID string `json:"continued_from_task_id,omitempty"`
 	// ParentClosePolicy is what a child workflow's parent does to it at
 	// its end: terminate, request_cancel or abandon; absent otherwise.
-	ParentClosePolicy  string     `json:"parent_close_policy,omitempty"`
+	ParentClosePolicy string `json:"parent_close_policy,omitempty"`
+	// CancelRequestedAt is when the workflow was asked to cancel
+	// (POST /v1/tasks/{id}/cancel), absent while nobody asked.
+	CancelRequestedAt  *time.Time `json:"cancel_requested_at,omitempty"`
 	ResponseID         string     `json:"response_id"`
 	LastSequenceNumber int64      `json:"last_sequence_number"`
 	CreatedAt          time.Time  `json:"created_at"`

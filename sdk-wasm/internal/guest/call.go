@@ -26,6 +26,10 @@ func Suspend() { panic(suspended) }
 // continue_as_new.
 var ContinueAsNew func(err error) (abi.Status, bool)
 
+// CallSeq numbers the calls of the module, from 1: state a workflow call
+// keeps in package variables is the state of call CallSeq.
+var CallSeq uint64
+
 // last is the function of the previous call: a plugin usually serves one
 // function many times, and comparing a name is cheaper than a map lookup.
 var last *function
@@ -40,6 +44,7 @@ const maxKeep = 1 << 20
 // Call implements weft_call: it finds the function, decodes the input, runs
 // the handler, and hands the output or the error to the host.
 func Call(namePacked, inputPacked uint64) (status abi.Status) {
+	CallSeq++
 	np, nl := abi.Unpack(namePacked)
 	ip, il := abi.Unpack(inputPacked)
 	name, input, ok := slices(np, nl, ip, il)

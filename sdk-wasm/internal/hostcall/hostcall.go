@@ -226,3 +226,8 @@ func HistoryLength() int64 { return rawHistoryLength() }
 
 // HistorySize returns the bytes of those events' values.
 func HistorySize() int64 { return rawHistorySize() }
+
+// WatchCancel returns the id of the workflow's cancel future
+// (abi.CancelFuture); importing it tells the host the module handles its
+// cancel requests.
+func WatchCancel() int64 { return rawWatchCancel() }

@@ -27,3 +27,4 @@ func rawQueryRequest() int64                                   { panic(errNoHost
 func rawContinueAsNew(uint64)                                  { panic(errNoHost) }
 func rawHistoryLength() int64                                  { panic(errNoHost) }
 func rawHistorySize() int64                                    { panic(errNoHost) }
+func rawWatchCancel() int64                                    { panic(errNoHost) }

@@ -63,3 +63,6 @@ func rawHistoryLength() int64
 
 //go:wasmimport weft:workflow/v1 history_size
 func rawHistorySize() int64
+
+//go:wasmimport weft:workflow/v1 watch_cancel
+func rawWatchCancel() int64

@@ -1,7 +1,7 @@
 // Command wfbench is the workflow guest of the daemon's workflow benchmarks
 // (cmd/internal/daemon/workflow_bench_test.go): an echo activity and
 // workflows that run it sequentially, in parallel, or wait for a signal,
-// one with a query.
+// one with a query; and one that runs child workflows sequentially.
 //
 // Build (the committed cmd/weft/testdata/wfbench.wasm is this command's
 // output):
@@ -21,6 +21,8 @@ func init() {
 	workflow.RegisterWithOptions(Sequential, workflow.RegisterOptions{Name: "sequential"})
 	workflow.RegisterWithOptions(FanOutThenWait, workflow.RegisterOptions{Name: "fanout_wait"})
 	workflow.RegisterWithOptions(Wait, workflow.RegisterOptions{Name: "wait"})
+	workflow.RegisterWithOptions(Children, workflow.RegisterOptions{Name: "children"})
+	workflow.RegisterWithOptions(Leaf, workflow.RegisterOptions{Name: "leaf"})
 }
 
 func main() {}
@@ -77,3 +79,19 @@ func Wait(ctx workflow.Context, _ any) (any, error) {
 	err := workflow.WaitSignal(ctx, "done", 0).Get(ctx, &v)
 	return v, err
 }
+
+// Children runs n child workflows leaf one after the other and returns n:
+// Sequential with child workflows in place of activities.
+func Children(ctx workflow.Context, n int64) (int64, error) {
+	for i := range n {
+		var out int64
+		if err := workflow.ExecuteChildWorkflow(ctx, "leaf", i).Get(ctx, &out); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}
+
+// Leaf is a workflow that returns its input: a child workflow that does
+// what the echo activity does.
+func Leaf(_ workflow.Context, in int64) (int64, error) { return in, nil }
