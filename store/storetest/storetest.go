@@ -54,6 +54,7 @@ func Run(t *testing.T, newStore func(testing.TB) store.Store) {
 		{"Progress", testProgress},
 		{"Timeout", testTimeout},
 		{"WorkflowID", testWorkflowID},
+		{"Schedule", testSchedule},
 		{"Validate", testValidate},
 		{"TimePrecision", testTimePrecision},
 	}
