@@ -59,7 +59,7 @@ func (e *Engine) scheduleLoop(ctx context.Context) {
 			wait = min(wait, next.Sub(e.now()))
 		}
 		if failed {
-			wait = max(wait, scheduleErrorWait)
+			wait = scheduleErrorWait
 		}
 		if !timer.Stop() {
 			select {
@@ -71,8 +71,8 @@ func (e *Engine) scheduleLoop(ctx context.Context) {
 	}
 }
 
-// schedulePass ticks every due schedule, in batches, and returns the next
-// due time ahead and whether a tick failed.
+// schedulePass ticks every due schedule, in batches, until none is due,
+// and returns the next due time ahead and whether a tick failed.
 func (e *Engine) schedulePass(ctx context.Context) (time.Time, bool) {
 	failed := false
 	for ctx.Err() == nil {
@@ -107,7 +107,9 @@ func (e *Engine) schedulePass(ctx context.Context) (time.Time, bool) {
 		}
 		wg.Wait()
 		failed = failed || fail
-		if len(res.Schedules) < scheduleBatch || fail {
+		// The next due time comes from a query that found nothing due:
+		// the ticks just committed moved their schedules' next runs.
+		if len(res.Schedules) == 0 || fail {
 			return res.Next, failed
 		}
 	}

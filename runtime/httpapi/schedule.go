@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -37,7 +38,7 @@ type ScheduleService interface {
 
 // decodeScheduleRequest reads and checks the body of POST /v1/schedules.
 func (s *Server) decodeScheduleRequest(r *http.Request) (*runtime.ScheduleCreateParams, error) {
-	var q client.ScheduleRequest
+	var q scheduleRequest
 	if err := decodeJSON(r, &q); err != nil {
 		return nil, err
 	}
@@ -66,13 +67,44 @@ func (s *Server) decodeScheduleRequest(r *http.Request) (*runtime.ScheduleCreate
 		Note:            q.Note,
 		Task:            *tp,
 	}
-	if q.Spec.StartAt != nil {
-		p.Spec.StartAt = *q.Spec.StartAt
-	}
-	if q.Spec.EndAt != nil {
-		p.Spec.EndAt = *q.Spec.EndAt
+	for _, f := range []struct {
+		param string
+		v     *string
+		dst   *time.Time
+	}{{"spec.start_at", q.Spec.StartAt, &p.Spec.StartAt}, {"spec.end_at", q.Spec.EndAt, &p.Spec.EndAt}} {
+		if f.v == nil {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339Nano, *f.v)
+		if err != nil {
+			return nil, errorf(fault.Invalid, f.param, "%s must be an RFC 3339 time, such as 2026-01-02T03:04:05Z", f.param)
+		}
+		*f.dst = t
 	}
 	return p, nil
+}
+
+// scheduleRequest is client.ScheduleRequest as the server reads it: the
+// spec's times as text, so that a bad one is refused naming its field.
+type scheduleRequest struct {
+	ScheduleID      string              `json:"schedule_id"`
+	Spec            *scheduleSpecWire   `json:"spec"`
+	OverlapPolicy   string              `json:"overlap_policy"`
+	CatchupWindowMS *int64              `json:"catchup_window_ms"`
+	Paused          bool                `json:"paused"`
+	Note            string              `json:"note"`
+	Action          *client.TaskRequest `json:"action"`
+}
+
+// scheduleSpecWire is client.ScheduleSpec with its times as text.
+type scheduleSpecWire struct {
+	Cron       string  `json:"cron"`
+	Timezone   string  `json:"timezone"`
+	IntervalMS int64   `json:"interval_ms"`
+	OffsetMS   int64   `json:"offset_ms"`
+	JitterMS   int64   `json:"jitter_ms"`
+	StartAt    *string `json:"start_at"`
+	EndAt      *string `json:"end_at"`
 }
 
 // prefixParam puts prefix before the param err names, if any.
