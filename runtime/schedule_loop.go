@@ -12,10 +12,10 @@ import (
 // Bounds of the schedule loop.
 const (
 	// scheduleBatch is how many due schedules one query takes.
-	scheduleBatch = 256
+	scheduleBatch = 1000
 	// scheduleParallel is how many due schedules a pass ticks at once,
 	// so that their commits share group commits.
-	scheduleParallel = 32
+	scheduleParallel = 128
 	// scheduleBufferRecheck is how often a schedule with a buffered run
 	// looks whether the open run ended.
 	scheduleBufferRecheck = time.Second

@@ -319,7 +319,7 @@ type Store interface {
 	// transaction: compare-and-set on its version and cursor, it moves the
 	// cursor, sets the next run time, the buffered run and the counts, and
 	// inserts each run's task (as TaskInsert) with its run row, deleting
-	// the run rows past ScheduleRunsKept. Of callers racing on one
+	// now and then the run rows past ScheduleRunsKept. Of callers racing on one
 	// version, exactly one commits: the others get the current schedule
 	// and ErrConflict, and nothing is written. It returns ErrNotFound for
 	// an unknown schedule, ErrExists for a run key or task id taken,

@@ -264,16 +264,30 @@ func (db *DB) ScheduleTick(ctx context.Context, p *store.ScheduleTickParams) (*s
 	var current *store.Schedule
 	err := db.write(ctx, func(t *tx) error {
 		res, current = nil, nil
-		cur, err := t.getSchedule(p.OwnerClientID, p.ID)
+		n := now()
+		// The compare-and-set is the UPDATE itself: it changes the row only
+		// at the version and cursor the caller read.
+		row, err := t.queryRow(`UPDATE schedules SET last_tick_at = ?, next_run_at = ?, buffered = ?, missed = missed + ?,
+			skipped = skipped + ?, version = version + 1, updated_at = ?
+			WHERE owner_client_id = ? AND id = ? AND version = ? AND last_tick_at = ?
+			RETURNING `+scheduleColumns,
+			ms(p.NewLastTickAt), msOrNull(p.NextRunAt), p.Buffered, p.Missed, p.Skipped, ms(n), p.OwnerClientID, p.ID,
+			p.Version, ms(p.LastTickAt))
 		if err != nil {
 			return err
 		}
-		if cur.Version != p.Version || !cur.LastTickAt.Equal(p.LastTickAt.UTC().Truncate(1e6)) {
+		cur, err := scanSchedule(row)
+		if errors.Is(err, sql.ErrNoRows) {
+			if cur, err = t.getSchedule(p.OwnerClientID, p.ID); err != nil {
+				return err
+			}
 			current = cur
 			return fmt.Errorf("%w: schedule %q moved on (version %d)", store.ErrConflict, p.ID, cur.Version)
 		}
-		n := now()
-		out := &store.ScheduleTickResult{}
+		if err != nil {
+			return classify(err)
+		}
+		out := &store.ScheduleTickResult{Schedule: cur}
 		for i, r := range p.Runs {
 			task, err := t.insertTask(r.Task, ids[i], p.OwnerClientID, retries[i], false, n)
 			if err != nil {
@@ -289,7 +303,10 @@ func (db *DB) ScheduleTick(ctx context.Context, p *store.ScheduleTickParams) (*s
 			}
 			out.Tasks = append(out.Tasks, task)
 		}
-		if len(p.Runs) > 0 {
+		// The run rows past the kept ones go every few versions, not at
+		// each tick: a schedule holds at most ScheduleRunsKept plus
+		// schedulePruneEvery of them.
+		if len(p.Runs) > 0 && cur.Version%schedulePruneEvery == 0 {
 			if _, err := t.exec(`DELETE FROM schedule_runs WHERE owner_client_id = ? AND schedule_id = ? AND run_key NOT IN (
 				SELECT run_key FROM schedule_runs WHERE owner_client_id = ? AND schedule_id = ?
 				ORDER BY started_at DESC, tick_at DESC LIMIT ?)`,
@@ -297,18 +314,6 @@ func (db *DB) ScheduleTick(ctx context.Context, p *store.ScheduleTickParams) (*s
 				return err
 			}
 		}
-		if _, err := t.exec(`UPDATE schedules SET last_tick_at = ?, next_run_at = ?, buffered = ?, missed = missed + ?,
-			skipped = skipped + ?, version = version + 1, updated_at = ? WHERE owner_client_id = ? AND id = ?`,
-			ms(p.NewLastTickAt), msOrNull(p.NextRunAt), p.Buffered, p.Missed, p.Skipped, ms(n), p.OwnerClientID, p.ID); err != nil {
-			return err
-		}
-		cur.LastTickAt, cur.NextRunAt = fromMS(ms(p.NewLastTickAt)), fromNullMS(nullMS(p.NextRunAt))
-		cur.Buffered = p.Buffered
-		cur.Missed += p.Missed
-		cur.Skipped += p.Skipped
-		cur.Version++
-		cur.UpdatedAt = n
-		out.Schedule = cur
 		res = out
 		return nil
 	})
@@ -320,6 +325,10 @@ func (db *DB) ScheduleTick(ctx context.Context, p *store.ScheduleTickParams) (*s
 	}
 	return res, nil
 }
+
+// schedulePruneEvery is how many versions of a schedule go by between
+// two prunes of its run rows.
+const schedulePruneEvery = 8
 
 // ScheduleRuns implements store.Store.
 func (db *DB) ScheduleRuns(ctx context.Context, owner, id string) ([]*store.ScheduleRun, error) {
