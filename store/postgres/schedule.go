@@ -275,7 +275,9 @@ func (db *DB) ScheduleTick(ctx context.Context, p *store.ScheduleTickParams) (*s
 				VALUES ($1, $2, $3, $4, $5, $6)`, p.OwnerClientID, p.ID, r.Key, msTime(r.TickAt), n, task.ID)
 			out.Tasks = append(out.Tasks, task)
 		}
-		if len(p.Runs) > 0 {
+		// The run rows past the kept ones go every few versions, not at
+		// each tick (as on SQLite).
+		if len(p.Runs) > 0 && (cur.Version+1)%schedulePruneEvery == 0 {
 			t.later(`DELETE FROM schedule_runs WHERE owner_client_id = $1 AND schedule_id = $2 AND run_key NOT IN (
 				SELECT run_key FROM schedule_runs WHERE owner_client_id = $1 AND schedule_id = $2
 				ORDER BY started_at DESC, tick_at DESC LIMIT $3)`, p.OwnerClientID, p.ID, store.ScheduleRunsKept)
@@ -305,6 +307,10 @@ func (db *DB) ScheduleTick(ctx context.Context, p *store.ScheduleTickParams) (*s
 	}
 	return res, nil
 }
+
+// schedulePruneEvery is how many versions of a schedule go by between
+// two prunes of its run rows.
+const schedulePruneEvery = 8
 
 // ScheduleRuns implements store.Store.
 func (db *DB) ScheduleRuns(ctx context.Context, owner, id string) ([]*store.ScheduleRun, error) {
