@@ -87,7 +87,7 @@ func BenchmarkSchedules(b *testing.B) {
 	if v, err := time.ParseDuration(os.Getenv("WEFT_BENCH_TICKS")); err == nil {
 		ticking = v
 	}
-	e, bundle := setup(b, echo, func(c *Config) { c.Logger = hclog.NewNullLogger() })
+	e, bundle := setup(b, echo, func(c *Config) { c.Logger = hclog.NewNullLogger(); c.Workers = DefaultWorkers })
 	ctx := context.Background()
 	for b.Loop() {
 		before := dbBytes(bundle.dir)

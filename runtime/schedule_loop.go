@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weft-run/weft/runtime/internal/fair"
 	"github.com/weft-run/weft/store"
 )
 
@@ -153,6 +154,15 @@ func (e *Engine) scheduleTickOnce(ctx context.Context, sc *store.Schedule) ([]*s
 	if err != nil {
 		return nil, err
 	}
+	// A revoked client's schedules stop: the first due tick pauses them.
+	if c, err := e.store.ClientGet(ctx, sc.OwnerClientID); err == nil && c.Revoked() {
+		e.log.Warn("schedules: the owner was revoked; pausing", "schedule_id", sc.ID, "client_id", sc.OwnerClientID)
+		_, err := e.store.ScheduleUpdate(ctx, &store.ScheduleUpdateParams{
+			OwnerClientID: sc.OwnerClientID, ID: sc.ID, Version: sc.Version, Paused: true,
+			Note: "paused: the owner client was revoked", LastTickAt: sc.LastTickAt,
+		})
+		return nil, err
+	}
 	now := e.now().UTC()
 	plan, err := e.planTicks(ctx, sc, def, spec, now)
 	if err != nil {
@@ -178,11 +188,49 @@ func (e *Engine) scheduleTickOnce(ctx context.Context, sc *store.Schedule) ([]*s
 		}
 		p.Runs = append(p.Runs, store.ScheduleRunStart{Key: r.key, TickAt: r.at, Task: ip})
 	}
+	tickets := e.scheduleStartNow(p.Runs)
+	mark := e.running.mark()
 	res, err := e.store.ScheduleTick(ctx, p)
 	if err != nil {
+		for i, r := range p.Runs {
+			if r.Task.Start {
+				e.adm.Release(tickets[i])
+				e.sched.free <- struct{}{}
+			}
+		}
 		return nil, err
 	}
-	return res.Tasks, nil
+	var queued []*store.Task
+	for i, t := range res.Tasks {
+		if p.Runs[i].Task.Start {
+			e.sched.work <- workItem{task: t, resumed: true, fresh: true, mark: mark}
+		} else {
+			queued = append(queued, t)
+		}
+	}
+	return queued, nil
+}
+
+// scheduleStartNow marks the runs that an idle worker can take at once
+// to be inserted running, as TaskCreate does: the commit of the tick
+// then also claims them, and they go straight to their workers. It
+// returns the admission ticket of each run so marked.
+func (e *Engine) scheduleStartNow(runs []store.ScheduleRunStart) []fair.Ticket {
+	tickets := make([]fair.Ticket, len(runs))
+	for i := range runs {
+		ip := runs[i].Task
+		if !ip.NotBefore.IsZero() || !e.mods.Loaded(ip.ModuleDigest) || !e.sched.takeIdle() {
+			continue
+		}
+		tk, ok := e.adm.TryStart(ip.OwnerClientID, ip.MemoryLimit)
+		if !ok {
+			e.sched.free <- struct{}{} // through the queue, for the scheduler to admit
+			continue
+		}
+		tickets[i] = tk
+		ip.Start, ip.Host, ip.LeaseTTL = true, e.cfg.Host, e.cfg.LeaseTTL
+	}
+	return tickets
 }
 
 // tickPlan is the outcome of a pass before its commit.

@@ -232,14 +232,14 @@ func TestScheduleTickOverlapWithOpenRun(t *testing.T) {
 				return sc
 			}
 			clock.add(1100 * time.Millisecond)
-			sc := tick()
+			require.Equal(t, base.Add(time.Second), tick().LastTickAt)
 			runs, err := e.store.ScheduleRuns(ctx, "cli_a", "s")
 			require.NoError(t, err)
 			require.Len(t, runs, 1)
 			first := runs[0].TaskID
 			mustStatus(t, e, first, store.StatusRunning)
 			clock.add(time.Second) // the second tick, with the first run open
-			sc = tick()
+			sc := tick()
 			runs, err = e.store.ScheduleRuns(ctx, "cli_a", "s")
 			require.NoError(t, err)
 			switch policy {
@@ -356,4 +356,29 @@ func TestScheduleLimitPerClient(t *testing.T) {
 			require.Equal(t, fault.ScheduleLimitExceeded, fault.CodeOf(err))
 		}
 	}
+}
+
+func TestScheduleOwnerRevoked(t *testing.T) {
+	e, clock, _ := scheduleSetup(t)
+	ctx := t.Context()
+	c, err := e.store.ClientInsert(ctx, &store.ClientInsertParams{Name: "gone", TokenHash: []byte("h"), Scopes: []string{"tasks:write"}})
+	require.NoError(t, err)
+	who := Caller{ClientID: c.ID}
+	_, err = e.ScheduleCreate(ctx, who, &ScheduleCreateParams{
+		ID: "s", Spec: ScheduleSpec{IntervalMS: 1000}, Task: TaskCreateParams{Module: "test", Function: "echo"},
+	})
+	require.NoError(t, err)
+	_, err = e.store.ClientRevoke(ctx, c.ID)
+	require.NoError(t, err)
+	clock.add(1100 * time.Millisecond)
+	sc, err := e.store.ScheduleGet(ctx, c.ID, "s")
+	require.NoError(t, err)
+	require.NoError(t, e.scheduleTick(ctx, sc))
+	sc, err = e.store.ScheduleGet(ctx, c.ID, "s")
+	require.NoError(t, err)
+	require.True(t, sc.Paused, "a revoked client's schedule stops")
+	require.True(t, sc.NextRunAt.IsZero())
+	runs, err := e.store.ScheduleRuns(ctx, c.ID, "s")
+	require.NoError(t, err)
+	require.Empty(t, runs)
 }

@@ -233,9 +233,9 @@ type ScheduleRunStart struct {
 	Key string
 	// TickAt is the tick's nominal time, or the trigger's time. Required.
 	TickAt time.Time
-	// Task is the run's task, inserted as TaskInsert would (queued, with
-	// its response.created event), owned by the schedule's owner.
-	// Required.
+	// Task is the run's task, inserted as TaskInsert would (queued with
+	// its response.created event, or running with Start), owned by the
+	// schedule's owner. Required.
 	Task *TaskInsertParams
 }
 
@@ -256,7 +256,7 @@ func (p *ScheduleTickParams) Validate() error {
 		if r.Key == "" || r.TickAt.IsZero() || r.Task == nil {
 			return fmt.Errorf("%w: run %d needs a key, a time and a task", ErrInvalid, i)
 		}
-		if r.Task.OwnerClientID != p.OwnerClientID || r.Task.ParentTaskID != "" || r.Task.Start ||
+		if r.Task.OwnerClientID != p.OwnerClientID || r.Task.ParentTaskID != "" ||
 			r.Task.Idempotency != nil || r.Task.IdempotencyTask != nil {
 			return fmt.Errorf("%w: run %d: a top-level queued task of the schedule's owner", ErrInvalid, i)
 		}

@@ -341,3 +341,37 @@ func TestE2EScheduleHostileInput(t *testing.T) {
 	resp, body = MustRawDo(t, d, http.MethodGet, "/v1/schedules?limit=0", nil, "")
 	MustAPIError(t, resp, body, 400, "invalid_request", "limit")
 }
+
+// TestE2EScheduleTwoHostsPostgres runs a schedule every second on two
+// hosts of one PostgreSQL store, both running their schedule loops, and
+// kills one of them with SIGKILL mid-way: every nominal tick has exactly
+// one run (the tick's compare-and-set lets one host start it), before and
+// after the kill.
+func TestE2EScheduleTwoHostsPostgres(t *testing.T) {
+	t.Parallel()
+	dsn := MustOwnedDatabase(t)
+	hosts := MustRunHosts(t, 2, dsn)
+	hosts[0].MustDeployTestkit()
+	sc := hosts[0].mustCreateSchedule("pg", map[string]any{"interval_ms": 1000}, "chain", `{"runs":1,"done":0}`,
+		map[string]any{"overlap_policy": "allow_all"})
+	hosts[1].waitCursor("pg", sc.LastTickAt.Add(4*time.Second), 20*time.Second)
+	hosts[0].Kill()
+	killedAt := time.Now()
+	hosts[1].waitCursor("pg", killedAt.Add(3*time.Second), 20*time.Second)
+	hosts[1].MustCLI("schedules", "pause", "pg")
+	final := hosts[1].mustSchedule("pg")
+
+	runs := map[string]int{}
+	for _, task := range hosts[1].MustListTasks("") {
+		if _, tick, ok := strings.Cut(task.WorkflowID, "pg@"); ok {
+			runs[tick]++
+		}
+	}
+	want := ticksAfter(sc.LastTickAt, final.LastTickAt)
+	require.GreaterOrEqual(t, len(want), 7)
+	for _, tick := range want {
+		require.Equal(t, 1, runs[tick], "tick %s has exactly one run (host 1 killed at %s)", tick, killedAt)
+	}
+	require.Len(t, runs, len(want))
+	require.Zero(t, final.Missed)
+}

@@ -261,7 +261,7 @@ func (db *DB) ScheduleTick(ctx context.Context, p *store.ScheduleTickParams) (*s
 		n := now()
 		out := &store.ScheduleTickResult{}
 		for i, r := range p.Runs {
-			task, err := t.insertTask(r.Task, ids[i], p.OwnerClientID, retries[i], false, n)
+			task, err := t.insertTask(r.Task, ids[i], p.OwnerClientID, retries[i], r.Task.Start, n)
 			if err != nil {
 				return err
 			}

@@ -289,7 +289,7 @@ func (db *DB) ScheduleTick(ctx context.Context, p *store.ScheduleTickParams) (*s
 		}
 		out := &store.ScheduleTickResult{Schedule: cur}
 		for i, r := range p.Runs {
-			task, err := t.insertTask(r.Task, ids[i], p.OwnerClientID, retries[i], false, n)
+			task, err := t.insertTask(r.Task, ids[i], p.OwnerClientID, retries[i], r.Task.Start, n)
 			if err != nil {
 				return err
 			}

@@ -165,6 +165,27 @@ func testSchedule(t *testing.T, newStore func(testing.TB) store.Store) {
 		require.ErrorIs(t, err, store.ErrInvalid, "the cursor never goes back")
 	})
 
+	t.Run("TickStartsRunning", func(t *testing.T) {
+		t.Parallel()
+		s := newStore(t)
+		ctx := t.Context()
+		sc := insert(t, s, "cli_a", "hot", base.Add(time.Second))
+		tick := base.Add(time.Second)
+		ip := task("cli_a")
+		ip.Start, ip.Host = true, "host-a"
+		res, err := s.ScheduleTick(ctx, &store.ScheduleTickParams{
+			OwnerClientID: "cli_a", ID: "hot", Version: sc.Version, LastTickAt: sc.LastTickAt, NewLastTickAt: tick,
+			Runs: []store.ScheduleRunStart{{Key: "k", TickAt: tick, Task: ip}},
+		})
+		require.NoError(t, err)
+		require.Len(t, res.Tasks, 1)
+		got, err := s.TaskGet(ctx, res.Tasks[0].ID)
+		require.NoError(t, err)
+		require.Equal(t, store.StatusRunning, got.Status, "inserted running, as TaskInsert with Start")
+		require.Equal(t, "host-a", got.Lease.Host)
+		require.Equal(t, 1, got.Attempt)
+	})
+
 	t.Run("RunsPrunedAndCounts", func(t *testing.T) {
 		t.Parallel()
 		s := newStore(t)
