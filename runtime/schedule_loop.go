@@ -248,7 +248,9 @@ type plannedRun struct {
 	at  time.Time
 }
 
-// planTicks decides a pass over sc at now.
+// planTicks decides a pass over sc at now. A paused schedule is due only
+// for the run it buffered (a trigger under buffer_one): that run may
+// start, no tick does.
 func (e *Engine) planTicks(ctx context.Context, sc *store.Schedule, def *scheduleDef, spec *tickSpec, now time.Time) (*tickPlan, error) {
 	plan := &tickPlan{cursor: sc.LastTickAt, buffered: sc.Buffered}
 	window := time.Duration(def.CatchupWindowMS) * time.Millisecond
@@ -277,7 +279,7 @@ func (e *Engine) planTicks(ctx context.Context, sc *store.Schedule, def *schedul
 		plan.cursor, plan.missed = c, n
 	}
 	started, walked := 0, 0
-	for started < e.cfg.ScheduleCatchupTicks && walked < scheduleMaxWalk {
+	for !sc.Paused && started < e.cfg.ScheduleCatchupTicks && walked < scheduleMaxWalk {
 		n, ok := spec.next(plan.cursor)
 		if !ok {
 			break
@@ -321,7 +323,7 @@ func (e *Engine) planTicks(ctx context.Context, sc *store.Schedule, def *schedul
 		open = append(open, "new")
 		started++
 	}
-	if n, ok := spec.next(plan.cursor); ok {
+	if n, ok := spec.next(plan.cursor); ok && !sc.Paused {
 		plan.next = spec.due(n)
 	}
 	if plan.buffered != "" {

@@ -120,9 +120,9 @@ func compileSpec(id string, spec *ScheduleSpec) (*tickSpec, error) {
 	if !c.start.IsZero() && !c.end.IsZero() && c.end.Before(c.start) {
 		return nil, fault.ParamErrorf("spec.end_at", "spec.end_at is before spec.start_at")
 	}
-	if c.cron != nil {
-		if n, ok := c.next(time.Now()); ok && c.cron.Next(n).IsZero() {
-			return nil, fault.ParamErrorf("spec.cron", "spec.cron %q never repeats", spec.Cron)
+	if c.cron != nil && c.end.IsZero() {
+		if _, ok := c.next(time.Now()); !ok {
+			return nil, fault.ParamErrorf("spec.cron", "spec.cron %q never fires", spec.Cron)
 		}
 	}
 	return c, nil

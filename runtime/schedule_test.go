@@ -112,6 +112,7 @@ func TestScheduleSpecRefused(t *testing.T) {
 		"bad cron":      {ScheduleSpec{Cron: "61 * * * *"}, "spec.cron"},
 		"every":         {ScheduleSpec{Cron: "@every 1s"}, "spec.cron"},
 		"six fields":    {ScheduleSpec{Cron: "0 0 * * * *"}, "spec.cron"},
+		"never":         {ScheduleSpec{Cron: "0 0 30 2 *"}, "spec.cron"},
 		"zone":          {ScheduleSpec{Cron: "@daily", Timezone: "Mars/Olympus"}, "spec.timezone"},
 		"local":         {ScheduleSpec{Cron: "@daily", Timezone: "Local"}, "spec.timezone"},
 		"short":         {ScheduleSpec{IntervalMS: 999}, "spec.interval_ms"},
@@ -381,4 +382,42 @@ func TestScheduleOwnerRevoked(t *testing.T) {
 	runs, err := e.store.ScheduleRuns(ctx, c.ID, "s")
 	require.NoError(t, err)
 	require.Empty(t, runs)
+}
+
+func TestScheduleTriggerBufferedWhilePaused(t *testing.T) {
+	e, clock, release := scheduleSetup(t)
+	ctx := t.Context()
+	who := Caller{ClientID: "cli_a"}
+	_, err := e.ScheduleCreate(ctx, who, &ScheduleCreateParams{
+		ID: "b", Spec: ScheduleSpec{IntervalMS: 1000}, OverlapPolicy: OverlapBufferOne, Paused: true,
+		Task: TaskCreateParams{Module: "test", Function: "work"},
+	})
+	require.NoError(t, err)
+	first, err := e.ScheduleTrigger(ctx, who, "b")
+	require.NoError(t, err)
+	require.NotNil(t, first.Task)
+	mustStatus(t, e, first.Task.ID, store.StatusRunning)
+	clock.add(time.Millisecond)
+	second, err := e.ScheduleTrigger(ctx, who, "b")
+	require.NoError(t, err)
+	require.True(t, second.Buffered)
+	require.Nil(t, second.Task)
+	clock.add(time.Millisecond)
+	_, err = e.ScheduleTrigger(ctx, who, "b")
+	require.Equal(t, fault.ScheduleOverlap, fault.CodeOf(err), "one run is buffered already")
+
+	release()
+	mustStatus(t, e, first.Task.ID, store.StatusCompleted)
+	clock.add(5 * time.Second) // five ticks would have fallen due: the schedule is paused
+	sc, err := e.store.ScheduleGet(ctx, "cli_a", "b")
+	require.NoError(t, err)
+	require.NoError(t, e.scheduleTick(ctx, sc))
+	sc, err = e.store.ScheduleGet(ctx, "cli_a", "b")
+	require.NoError(t, err)
+	require.Empty(t, sc.Buffered)
+	require.True(t, sc.NextRunAt.IsZero(), "paused again: nothing due")
+	runs, err := e.store.ScheduleRuns(ctx, "cli_a", "b")
+	require.NoError(t, err)
+	require.Len(t, runs, 2, "the buffered trigger started, no tick did")
+	require.Equal(t, second.Key, runs[0].Key)
 }

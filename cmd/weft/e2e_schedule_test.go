@@ -116,7 +116,6 @@ func TestE2EScheduleEverySecondAcrossSIGKILL(t *testing.T) {
 	require.Zero(t, final["wide"].Missed)
 
 	wantNarrow := ticksAfter(narrow.LastTickAt, final["narrow"].LastTickAt)
-	t.Logf("narrow created %s, killed %s, restarted %s, missed %d, runs %v", narrow.LastTickAt, killedAt, restartedAt, final["narrow"].Missed, runs["narrow"])
 	started := 0
 	for _, tick := range wantNarrow {
 		require.LessOrEqual(t, runs["narrow"][tick], 1, "narrow: tick %s doubled", tick)
@@ -136,7 +135,7 @@ func TestE2EScheduleEverySecondAcrossSIGKILL(t *testing.T) {
 	wantAct := ticksAfter(act.LastTickAt, final["act"].LastTickAt)
 	require.Equal(t, len(wantAct), echoes, "act: one activity task per tick")
 	require.Zero(t, final["act"].Missed)
-	require.Len(t, final["act"].LastRuns, 10, "the latest runs are kept")
+	require.Len(t, final["act"].LastRuns, min(10, len(wantAct)), "the latest runs are kept")
 	for _, r := range final["act"].LastRuns {
 		require.NotEmpty(t, r.Status)
 	}
