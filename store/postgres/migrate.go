@@ -27,7 +27,8 @@ type migration struct {
 
 // migrations returns the embedded migrations in order. Their versions must
 // go up strictly; a number may be missing (a migration of another line of
-// work that has not landed yet), and the migrations above it still apply.
+// work that has not landed yet): the migrations above it apply, and it
+// applies once it is there (migrateOne applies every unrecorded one).
 func migrations() ([]migration, error) {
 	names, err := fs.Glob(migrationFS, "migration/*.sql")
 	if err != nil {
@@ -116,15 +117,37 @@ func migrateOne(ctx context.Context, pool *pgxpool.Pool, ms []migration) (applie
 	if current > known {
 		return nil, tooNew(current, known)
 	}
-	if current == known {
-		return nil, nil
+	done := map[int]bool{}
+	if current > 0 {
+		rows, err := tx.Query(ctx, "SELECT version FROM schema_migrations")
+		if err != nil {
+			return nil, fmt.Errorf("migrate: %w", err)
+		}
+		for rows.Next() {
+			var v int32
+			if err := rows.Scan(&v); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("migrate: %w", err)
+			}
+			done[int(v)] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("migrate: %w", err)
+		}
 	}
+	// The first migration not recorded yet applies: also one whose number
+	// was missing when a newer one applied (a line of work that landed
+	// later).
 	var m *migration
 	for i := range ms {
-		if ms[i].version > current {
+		if !done[ms[i].version] {
 			m = &ms[i]
 			break
 		}
+	}
+	if m == nil {
+		return nil, nil
 	}
 	if _, err := tx.Exec(ctx, schemaMigrationsDDL); err != nil {
 		return nil, fmt.Errorf("migrate %s: %w", m.name, err)

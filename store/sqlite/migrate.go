@@ -27,7 +27,8 @@ type migration struct {
 
 // migrations returns the embedded migrations in order. Their versions must
 // go up strictly; a number may be missing (a migration of another line of
-// work that has not landed yet), and the migrations above it still apply.
+// work that has not landed yet): the migrations above it apply, and it
+// applies once it is there (migrate applies every unrecorded one).
 func migrations() ([]migration, error) {
 	names, err := fs.Glob(migrationFS, "migration/*.sql")
 	if err != nil {
@@ -101,6 +102,27 @@ func recordedVersion(ctx context.Context, conn *sql.Conn) (version int, tracked 
 	return int(v.Int64), true, tables, nil
 }
 
+// appliedVersions returns the versions recorded in schema_migrations.
+func appliedVersions(ctx context.Context, conn *sql.Conn, tracked bool) (map[int]bool, error) {
+	out := map[int]bool{}
+	if !tracked {
+		return out, nil
+	}
+	rows, err := conn.QueryContext(ctx, "SELECT version FROM schema_migrations")
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			return nil, classify(err)
+		}
+		out[v] = true
+	}
+	return out, classify(rows.Err())
+}
+
 // migrate applies the pending migrations, each in its own transaction.
 func migrate(ctx context.Context, conn *sql.Conn, log hclog.Logger) error {
 	ms, err := migrations()
@@ -117,8 +139,15 @@ func migrate(ctx context.Context, conn *sql.Conn, log hclog.Logger) error {
 	if known := ms[len(ms)-1].version; current > known {
 		return tooNew(current, known)
 	}
+	applied, err := appliedVersions(ctx, conn, tracked)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	// Every migration not recorded yet applies, in order: also one whose
+	// number was missing when a newer one applied (a line of work that
+	// landed later).
 	for _, m := range ms {
-		if m.version <= current {
+		if applied[m.version] {
 			continue
 		}
 		if err := apply(ctx, conn, m); err != nil {
