@@ -194,7 +194,8 @@ func (e *Engine) ScheduleCreate(ctx context.Context, who Caller, p *ScheduleCrea
 	if def.Action.Input == (codec.Envelope{}) {
 		def.Action.Input = codec.EnvelopeOf(nullFrame)
 	}
-	if def.Spec.StartAt, def.Spec.EndAt = def.Spec.StartAt.UTC(), def.Spec.EndAt.UTC(); def.Spec.Timezone == "" && def.Spec.Cron != "" {
+	def.Spec.StartAt, def.Spec.EndAt = def.Spec.StartAt.UTC(), def.Spec.EndAt.UTC()
+	if def.Spec.Timezone == "" && def.Spec.Cron != "" {
 		def.Spec.Timezone = "UTC"
 	}
 	raw, err := json.Marshal(&def)
