@@ -221,6 +221,17 @@ func TestE2EScheduleCLI(t *testing.T) {
 	require.Contains(t, out, "completed")
 	require.Contains(t, out, "trigger-")
 
+	// A trigger under an Idempotency-Key is replayed, not started again.
+	h := http.Header{"Idempotency-Key": {"trigger-1"}}
+	first, b1 := MustRawDo(t, d, http.MethodPost, "/v1/schedules/nightly/trigger", h, "")
+	require.Equal(t, http.StatusAccepted, first.StatusCode, "%s", b1)
+	again, b2 := MustRawDo(t, d, http.MethodPost, "/v1/schedules/nightly/trigger", h, "")
+	require.Equal(t, http.StatusAccepted, again.StatusCode, "%s", b2)
+	require.Equal(t, "true", again.Header.Get("Idempotent-Replayed"))
+	require.Equal(t, string(b1), string(b2))
+	require.Equal(t, first.Header.Get("Location"), again.Header.Get("Location"))
+	require.NotEmpty(t, again.Header.Get("Location"))
+
 	out = d.MustCLI("schedules", "resume", "nightly")
 	require.Contains(t, out, "active")
 	require.Contains(t, d.MustCLI("schedules", "delete", "nightly"), "deleted nightly")
