@@ -139,6 +139,15 @@ type Config struct {
 	// Defaults to store.DefaultLeaseTTL.
 	LeaseTTL time.Duration
 
+	// MaxSchedulesPerClient bounds the schedules of one client
+	// (ScheduleCreate answers fault.ScheduleLimitExceeded past it).
+	// Defaults to DefaultMaxSchedulesPerClient.
+	MaxSchedulesPerClient int
+	// ScheduleCatchupTicks bounds the ticks one pass of the schedule loop
+	// starts for one schedule (after downtime, the catch-up); the next
+	// pass starts the rest. Defaults to DefaultScheduleCatchupTicks.
+	ScheduleCatchupTicks int
+
 	// Now is the clock of retention and retry schedules. Defaults to time.Now.
 	Now func() time.Time
 }
@@ -186,6 +195,9 @@ const (
 	DefaultQueryTimeout = 10 * time.Second
 
 	DefaultCancelGrace = 5 * time.Second
+
+	DefaultMaxSchedulesPerClient = 10000
+	DefaultScheduleCatchupTicks  = 100
 )
 
 // DefaultProgressInterval is the default of Config.ProgressInterval.
@@ -218,7 +230,8 @@ func (c Config) withDefaults() (Config, error) {
 	case c.Workers < 0, c.PollInterval < 0, c.ShutdownTimeout < 0, c.Retention < 0,
 		c.RetentionInterval < 0, c.RetentionBatch < 0, c.ClientWorkers < 0, c.MemoryBudget < 0,
 		c.DefaultMemoryLimit < 0, c.ClientMemoryLimit < 0, c.MaxPendingSignals < 0, c.MaxPendingSignalBytes < 0,
-		c.MaxQueries < 0, c.QueryTimeout < 0, c.MaxHistoryEvents < 0, c.CancelGrace < 0:
+		c.MaxQueries < 0, c.QueryTimeout < 0, c.MaxHistoryEvents < 0, c.CancelGrace < 0,
+		c.MaxSchedulesPerClient < 0, c.ScheduleCatchupTicks < 0:
 		return c, errors.New("runtime: negative Config value")
 	}
 	if c.Logger == nil {
@@ -268,6 +281,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.CancelGrace == 0 {
 		c.CancelGrace = DefaultCancelGrace
+	}
+	if c.MaxSchedulesPerClient == 0 {
+		c.MaxSchedulesPerClient = DefaultMaxSchedulesPerClient
+	}
+	if c.ScheduleCatchupTicks == 0 {
+		c.ScheduleCatchupTicks = DefaultScheduleCatchupTicks
 	}
 	switch {
 	case c.ProgressInterval < 0:

@@ -61,6 +61,8 @@ type Engine struct {
 	leases leases.Table
 	// queries holds a token per query in flight (Config.MaxQueries).
 	queries chan struct{}
+	// schedKick wakes the schedule loop (scheduleKick).
+	schedKick chan struct{}
 	// hookRegister, set by tests only, runs in the worker just before it
 	// registers a call in running.
 	hookRegister func(taskID string)
@@ -99,6 +101,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e.running.m = make(map[string][]*runningCall)
 	e.overdue.kick = make(chan struct{}, 1)
+	e.schedKick = make(chan struct{}, 1)
 	if e.mods, err = modules.New(modules.Config{
 		Store: cfg.Store, Files: cfg.Modules, Executor: moduleExec{e}, Logger: e.log, Now: cfg.Now,
 	}); err != nil {
@@ -138,8 +141,9 @@ func (e *Engine) Open(ctx context.Context) error {
 		e.wg.Add(1)
 		go e.worker()
 	}
-	e.wg.Add(5)
+	e.wg.Add(6)
 	go e.sched.run(e.runCtx)
+	go e.scheduleLoop(e.runCtx)
 	go e.overdueLoop(e.runCtx)
 	go e.retentionLoop(e.runCtx)
 	go e.healer.run(e.runCtx)

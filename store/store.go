@@ -49,6 +49,9 @@ var (
 	// ErrWorkflowIDReuse reports a workflow task inserted with the workflow
 	// id of an ended run that its reuse policy does not let it take.
 	ErrWorkflowIDReuse = errors.New("store: workflow id reuse refused")
+	// ErrLimit reports an insert past a bound the caller set, such as the
+	// number of schedules of one owner.
+	ErrLimit = errors.New("store: limit reached")
 )
 
 // Store is the persistence contract of weft (persistence §11). Every method
@@ -293,6 +296,42 @@ type Store interface {
 	// (persistence §11.2). It returns ErrInvalid for a missing cutoff or a
 	// negative batch.
 	RetentionPurge(ctx context.Context, params *RetentionPurgeParams) (*RetentionPurgeResult, error)
+
+	// ScheduleInsert stores a new schedule. It returns ErrExists when the
+	// owner has a schedule of that id, ErrLimit when the owner has
+	// params.MaxPerOwner schedules, and ErrInvalid for bad params.
+	ScheduleInsert(ctx context.Context, params *ScheduleInsertParams) (*Schedule, error)
+	// ScheduleGet returns an owner's schedule, or ErrNotFound.
+	ScheduleGet(ctx context.Context, owner, id string) (*Schedule, error)
+	// ScheduleList returns one page of an owner's schedules, ordered by id.
+	ScheduleList(ctx context.Context, params *ScheduleListParams) ([]*Schedule, error)
+	// ScheduleUpdate writes a schedule's new state (pause, resume)
+	// compare-and-set on its version, and returns it. It returns
+	// ErrNotFound for an unknown schedule, the current schedule and
+	// ErrConflict when its version moved, and ErrInvalid for bad params.
+	ScheduleUpdate(ctx context.Context, params *ScheduleUpdateParams) (*Schedule, error)
+	// ScheduleDelete deletes a schedule and its run rows; the runs' tasks
+	// are left alone. It returns ErrNotFound for an unknown schedule.
+	ScheduleDelete(ctx context.Context, owner, id string) error
+	// ScheduleDue lists the schedules whose next run is due by
+	// params.Now, earliest first, and the next due time ahead; it writes
+	// nothing. A query over an index of the unpaused schedules' next run
+	// times. It returns ErrInvalid for bad params.
+	ScheduleDue(ctx context.Context, params *ScheduleDueParams) (*ScheduleDueResult, error)
+	// ScheduleTick commits one pass of the scheduler over a schedule in one
+	// transaction: compare-and-set on its version and cursor, it moves the
+	// cursor, sets the next run time, the buffered run and the counts, and
+	// inserts each run's task (as TaskInsert) with its run row, deleting
+	// now and then the run rows past ScheduleRunsKept. Of callers racing on one
+	// version, exactly one commits: the others get the current schedule
+	// and ErrConflict, and nothing is written. It returns ErrNotFound for
+	// an unknown schedule, ErrExists for a run key or task id taken,
+	// ErrInvalid for bad params, and the errors of TaskInsert for a task.
+	ScheduleTick(ctx context.Context, params *ScheduleTickParams) (*ScheduleTickResult, error)
+	// ScheduleRuns returns the latest runs of a schedule, newest first, at
+	// most ScheduleRunsKept. It returns ErrNotFound for an unknown
+	// schedule.
+	ScheduleRuns(ctx context.Context, owner, id string) ([]*ScheduleRun, error)
 
 	// PayloadScan calls fn for every stored durable value and every stored
 	// JSON document that may hold envelopes, for the pre-deploy preflight.

@@ -11,6 +11,9 @@ import (
 	"io"
 	"os"
 	"strings"
+	// The time zones of schedules, also on a machine without
+	// /usr/share/zoneinfo.
+	_ "time/tzdata"
 
 	"github.com/spf13/cobra"
 )
@@ -71,6 +74,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 		newRunCmd(),
 		newTasksCmd(),
 		newWorkflowsCmd(),
+		newSchedulesCmd(),
 		newModulesCmd(),
 		newClientsCmd(),
 		newBenchCmd(),

@@ -138,6 +138,15 @@ const (
 	// QueryLimitExceeded: as many queries run as the engine allows;
 	// retry after the Retry-After delay.
 	QueryLimitExceeded Code = "query_limit_exceeded"
+
+	// ScheduleExists: the caller already has a schedule of that id.
+	ScheduleExists Code = "schedule_exists"
+	// ScheduleLimitExceeded: the caller has as many schedules as the
+	// daemon allows a client.
+	ScheduleLimitExceeded Code = "schedule_limit_exceeded"
+	// ScheduleOverlap: a trigger the overlap policy refuses (skip) while
+	// a run of the schedule is open.
+	ScheduleOverlap Code = "schedule_overlap"
 )
 
 // Error returns the code itself.

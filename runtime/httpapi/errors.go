@@ -84,6 +84,10 @@ var statusByCode = map[fault.Code]int{
 	fault.QueryLimitExceeded: http.StatusTooManyRequests,
 	fault.Nondeterminism:     http.StatusConflict,
 	codeServerBusy:           http.StatusServiceUnavailable,
+
+	fault.ScheduleExists:        http.StatusConflict,
+	fault.ScheduleLimitExceeded: http.StatusConflict,
+	fault.ScheduleOverlap:       http.StatusConflict,
 }
 
 // statusOf returns the HTTP status for an error code.

@@ -356,3 +356,42 @@ func do(tb testingTB, method, url string, body string, header http.Header) *http
 	tb.Helper()
 	return doToken(tb, fakeToken, method, url, body, header)
 }
+
+var _ ScheduleService = (*fakeEngine)(nil)
+
+// The fake's schedule methods count their calls and answer not_found.
+
+func (f *fakeEngine) ScheduleCreate(context.Context, runtime.Caller, *runtime.ScheduleCreateParams) (*runtime.Schedule, error) {
+	f.calls.Add(1)
+	return nil, errFakeUnset
+}
+
+func (f *fakeEngine) ScheduleGet(context.Context, runtime.Caller, string) (*runtime.Schedule, error) {
+	f.calls.Add(1)
+	return nil, errFakeUnset
+}
+
+func (f *fakeEngine) ScheduleList(context.Context, runtime.Caller, string, int) ([]*runtime.Schedule, string, error) {
+	f.calls.Add(1)
+	return nil, "", errFakeUnset
+}
+
+func (f *fakeEngine) SchedulePause(context.Context, runtime.Caller, string, string) (*runtime.Schedule, error) {
+	f.calls.Add(1)
+	return nil, errFakeUnset
+}
+
+func (f *fakeEngine) ScheduleResume(context.Context, runtime.Caller, string, string) (*runtime.Schedule, error) {
+	f.calls.Add(1)
+	return nil, errFakeUnset
+}
+
+func (f *fakeEngine) ScheduleTrigger(context.Context, runtime.Caller, string) (*runtime.ScheduleTriggerResult, error) {
+	f.calls.Add(1)
+	return nil, errFakeUnset
+}
+
+func (f *fakeEngine) ScheduleDelete(context.Context, runtime.Caller, string) error {
+	f.calls.Add(1)
+	return errFakeUnset
+}

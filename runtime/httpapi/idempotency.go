@@ -269,3 +269,35 @@ func moduleLocation(r *http.Request, status int, _ []byte) string {
 	}
 	return "/v1/modules/" + chi.URLParam(r, "name")
 }
+
+// scheduleLocation is the Location of a replayed 201 from POST
+// /v1/schedules.
+func scheduleLocation(_ *http.Request, status int, body []byte) string {
+	if status != http.StatusCreated {
+		return ""
+	}
+	var doc struct {
+		ID string `json:"schedule_id"`
+	}
+	if json.Unmarshal(body, &doc) != nil || doc.ID == "" {
+		return ""
+	}
+	return "/v1/schedules/" + doc.ID
+}
+
+// triggerLocation is the Location of a replayed 202 from POST
+// /v1/schedules/{id}/trigger: its task's.
+func triggerLocation(_ *http.Request, status int, body []byte) string {
+	if status != http.StatusAccepted {
+		return ""
+	}
+	var doc struct {
+		Task *struct {
+			ID string `json:"id"`
+		} `json:"task"`
+	}
+	if json.Unmarshal(body, &doc) != nil || doc.Task == nil || doc.Task.ID == "" {
+		return ""
+	}
+	return "/v1/tasks/" + doc.Task.ID
+}

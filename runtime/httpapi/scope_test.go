@@ -39,6 +39,13 @@ var scopeTable = []struct {
 	{"POST", "/v1/workflows/{workflow_id}/signals/{name}", "/v1/workflows/order-1/signals/go", access.ScopeTasksWrite},
 	{"GET", "/v1/workflows/{workflow_id}/queries/{name}", "/v1/workflows/order-1/queries/state", access.ScopeTasksRead},
 	{"POST", "/v1/workflows/{workflow_id}/queries/{name}", "/v1/workflows/order-1/queries/state", access.ScopeTasksRead},
+	{"POST", "/v1/schedules", "/v1/schedules", access.ScopeTasksWrite},
+	{"GET", "/v1/schedules", "/v1/schedules", access.ScopeTasksRead},
+	{"GET", "/v1/schedules/{id}", "/v1/schedules/nightly", access.ScopeTasksRead},
+	{"DELETE", "/v1/schedules/{id}", "/v1/schedules/nightly", access.ScopeTasksWrite},
+	{"POST", "/v1/schedules/{id}/pause", "/v1/schedules/nightly/pause", access.ScopeTasksWrite},
+	{"POST", "/v1/schedules/{id}/resume", "/v1/schedules/nightly/resume", access.ScopeTasksWrite},
+	{"POST", "/v1/schedules/{id}/trigger", "/v1/schedules/nightly/trigger", access.ScopeTasksWrite},
 	{"POST", "/v1/responses", "/v1/responses", access.ScopeTasksWrite},
 	{"GET", "/v1/responses/{id}", "/v1/responses/resp_x", access.ScopeTasksRead},
 	{"POST", "/v1/pairings", "/v1/pairings", access.ScopeAdmin},
@@ -87,6 +94,8 @@ func TestRouteScopes(t *testing.T) {
 			return ""
 		case path == "/v1/tasks" || path == "/v1/responses":
 			return `{"module":"m","function":"f"}`
+		case path == "/v1/schedules":
+			return `{"spec":{"interval_ms":1000},"action":{"module":"m","function":"f"}}`
 		}
 		return "{}"
 	}

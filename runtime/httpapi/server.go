@@ -48,6 +48,10 @@ type Config struct {
 	Tasks TaskService
 	// Events serves /v1/tasks/{id}/events.
 	Events EventService
+	// Schedules serves /v1/schedules. Defaults to Engine when it is one
+	// (runtime.Engine is); without either, the schedule routes answer 503
+	// unavailable.
+	Schedules ScheduleService
 	// Responses serves GET /v1/responses/{id}.
 	Responses ResponseService
 	// Clients serves /v1/pairings, /v1/pair and /v1/clients.
@@ -105,6 +109,7 @@ type Server struct {
 	auth        AuthService
 	modules     ModuleService
 	tasks       TaskService
+	schedules   ScheduleService
 	events      EventService
 	responses   ResponseService
 	clients     ClientService
@@ -159,7 +164,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg: cfg, log: cfg.Logger.Named("http"), metrics: m, streamsDone: make(chan struct{}),
 		reads:     newReadGate(cfg.MaxReadBytes, cfg.ReadWait),
-		readiness: cfg.Readiness, auth: cfg.Auth, modules: cfg.Modules, tasks: cfg.Tasks,
+		readiness: cfg.Readiness, auth: cfg.Auth, modules: cfg.Modules, tasks: cfg.Tasks, schedules: cfg.Schedules,
 		events: cfg.Events, responses: cfg.Responses, clients: cfg.Clients, idempotency: cfg.Idempotency,
 	}
 	s.mux = s.routes()
@@ -180,9 +185,15 @@ func (cfg *Config) fillServices() error {
 		if cfg.Events == nil {
 			cfg.Events = e
 		}
+		if ss, ok := e.(ScheduleService); ok && cfg.Schedules == nil {
+			cfg.Schedules = ss
+		}
 		if cfg.Responses == nil {
 			cfg.Responses = e
 		}
+	}
+	if cfg.Schedules == nil {
+		cfg.Schedules = noSchedules{}
 	}
 	if a := cfg.Access; a != nil {
 		if cfg.Auth == nil {
@@ -279,6 +290,14 @@ func (s *Server) routeTable() []route {
 		{http.MethodGet, "/v1/tasks/{id}/events", scopeTasksRead, nil, s.handleEventList},
 		{http.MethodGet, "/v1/tasks/{id}/queries/{name}", scopeTasksRead, nil, s.handleTaskQuery},
 		{http.MethodPost, "/v1/tasks/{id}/queries/{name}", scopeTasksRead, with(jsonBody), s.handleTaskQuery},
+
+		{http.MethodPost, "/v1/schedules", scopeTasksWrite, with(jsonBody, s.idempotent(scheduleLocation)), s.handleScheduleCreate},
+		{http.MethodGet, "/v1/schedules", scopeTasksRead, nil, s.handleScheduleList},
+		{http.MethodGet, "/v1/schedules/{id}", scopeTasksRead, nil, s.handleScheduleGet},
+		{http.MethodDelete, "/v1/schedules/{id}", scopeTasksWrite, nil, s.handleScheduleDelete},
+		{http.MethodPost, "/v1/schedules/{id}/pause", scopeTasksWrite, with(jsonBody), s.handleSchedulePause},
+		{http.MethodPost, "/v1/schedules/{id}/resume", scopeTasksWrite, with(jsonBody), s.handleScheduleResume},
+		{http.MethodPost, "/v1/schedules/{id}/trigger", scopeTasksWrite, with(jsonBody, s.idempotent(triggerLocation)), s.handleScheduleTrigger},
 
 		{http.MethodGet, "/v1/workflows/{workflow_id}", scopeTasksRead, nil, s.handleWorkflowGet},
 		{http.MethodPost, "/v1/workflows/{workflow_id}/cancel", scopeTasksWrite, with(jsonBody), s.handleWorkflowCancel},

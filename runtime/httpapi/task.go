@@ -32,6 +32,13 @@ func (s *Server) decodeTaskRequest(r *http.Request) (*runtime.TaskCreateParams, 
 	if err := decodeJSON(r, &q); err != nil {
 		return nil, err
 	}
+	return taskParamsOf(r, &q)
+}
+
+// taskParamsOf checks a decoded task request and turns it into engine
+// parameters for the caller: POST /v1/tasks, and the action of POST
+// /v1/schedules.
+func taskParamsOf(r *http.Request, q *client.TaskRequest) (*runtime.TaskCreateParams, error) {
 	if q.Module == "" {
 		return nil, errorf(fault.Invalid, "module", "module is required")
 	}

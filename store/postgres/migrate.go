@@ -26,7 +26,9 @@ type migration struct {
 }
 
 // migrations returns the embedded migrations in order. Their versions must
-// run 1, 2, 3… with no gap.
+// go up strictly; a number may be missing (a migration of another line of
+// work that has not landed yet): the migrations above it apply, and it
+// applies once it is there (migrateOne applies every unrecorded one).
 func migrations() ([]migration, error) {
 	names, err := fs.Glob(migrationFS, "migration/*.sql")
 	if err != nil {
@@ -34,13 +36,15 @@ func migrations() ([]migration, error) {
 	}
 	sort.Strings(names)
 	ms := make([]migration, 0, len(names))
-	for i, n := range names {
+	last := 0
+	for _, n := range names {
 		base := path.Base(n)
 		num, _, ok := strings.Cut(base, "_")
 		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v != i+1 {
-			return nil, fmt.Errorf("migration file %s: want number %04d", base, i+1)
+		if !ok || err != nil || v <= last {
+			return nil, fmt.Errorf("migration file %s: want a number above %04d", base, last)
 		}
+		last = v
 		b, err := migrationFS.ReadFile(n)
 		if err != nil {
 			return nil, err
@@ -56,7 +60,7 @@ func SchemaVersion() int {
 	if err != nil {
 		panic(err) // the embedded files are fixed at build time
 	}
-	return len(ms)
+	return ms[len(ms)-1].version
 }
 
 // migrationLock is the key of the advisory lock every migration holds, so
@@ -109,13 +113,42 @@ func migrateOne(ctx context.Context, pool *pgxpool.Pool, ms []migration) (applie
 	if err != nil {
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
-	if current > len(ms) {
-		return nil, tooNew(current, len(ms))
+	known := ms[len(ms)-1].version
+	if current > known {
+		return nil, tooNew(current, known)
 	}
-	if current == len(ms) {
+	done := map[int]bool{}
+	if current > 0 {
+		rows, err := tx.Query(ctx, "SELECT version FROM schema_migrations")
+		if err != nil {
+			return nil, fmt.Errorf("migrate: %w", err)
+		}
+		for rows.Next() {
+			var v int32
+			if err := rows.Scan(&v); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("migrate: %w", err)
+			}
+			done[int(v)] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("migrate: %w", err)
+		}
+	}
+	// The first migration not recorded yet applies: also one whose number
+	// was missing when a newer one applied (a line of work that landed
+	// later).
+	var m *migration
+	for i := range ms {
+		if !done[ms[i].version] {
+			m = &ms[i]
+			break
+		}
+	}
+	if m == nil {
 		return nil, nil
 	}
-	m := &ms[current]
 	if _, err := tx.Exec(ctx, schemaMigrationsDDL); err != nil {
 		return nil, fmt.Errorf("migrate %s: %w", m.name, err)
 	}

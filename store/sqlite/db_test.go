@@ -130,6 +130,29 @@ func TestOpen(t *testing.T) {
 		storetest.MustCheckLog(t, MustOpen(t, path), task.ID)
 	})
 
+	t.Run("MigrationLandedLater", func(t *testing.T) {
+		// A database migrated past a number that was missing then (a
+		// migration of a line of work that landed later) gets it at the
+		// next start: here 0010, undone and unrecorded under 0012.
+		path := filepath.Join(t.TempDir(), "weft.db")
+		require.NoError(t, MustOpen(t, path).Close(t.Context()))
+		raw, err := sql.Open("sqlite", path)
+		require.NoError(t, err)
+		for _, q := range []string{
+			"DROP INDEX tasks_workflow_open", "DROP INDEX tasks_workflow_runs",
+			"ALTER TABLE tasks DROP COLUMN workflow_id", "ALTER TABLE tasks DROP COLUMN continued_from",
+			"ALTER TABLE tasks DROP COLUMN parent_close_policy", "DELETE FROM schema_migrations WHERE version = 10",
+		} {
+			_, err := raw.ExecContext(t.Context(), q)
+			require.NoError(t, err, q)
+		}
+		require.NoError(t, raw.Close())
+		db := MustOpen(t, path)
+		task := storetest.MustInsertTask(t, db, &store.TaskInsertParams{Kind: store.KindWorkflow, WorkflowID: "w-1"})
+		require.Equal(t, "w-1", task.WorkflowID, "0010 applied again")
+		require.NoError(t, db.Close(t.Context()))
+	})
+
 	t.Run("Corrupt", func(t *testing.T) {
 		tests := []struct {
 			name  string

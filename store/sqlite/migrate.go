@@ -26,7 +26,9 @@ type migration struct {
 }
 
 // migrations returns the embedded migrations in order. Their versions must
-// run 1, 2, 3… with no gap.
+// go up strictly; a number may be missing (a migration of another line of
+// work that has not landed yet): the migrations above it apply, and it
+// applies once it is there (migrate applies every unrecorded one).
 func migrations() ([]migration, error) {
 	names, err := fs.Glob(migrationFS, "migration/*.sql")
 	if err != nil {
@@ -34,13 +36,15 @@ func migrations() ([]migration, error) {
 	}
 	sort.Strings(names)
 	ms := make([]migration, 0, len(names))
-	for i, n := range names {
+	last := 0
+	for _, n := range names {
 		base := path.Base(n)
 		num, _, ok := strings.Cut(base, "_")
 		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v != i+1 {
-			return nil, fmt.Errorf("migration file %s: want number %04d", base, i+1)
+		if !ok || err != nil || v <= last {
+			return nil, fmt.Errorf("migration file %s: want a number above %04d", base, last)
 		}
+		last = v
 		b, err := migrationFS.ReadFile(n)
 		if err != nil {
 			return nil, err
@@ -56,7 +60,7 @@ func SchemaVersion() int {
 	if err != nil {
 		panic(err) // the embedded files are fixed at build time
 	}
-	return len(ms)
+	return ms[len(ms)-1].version
 }
 
 const schemaMigrationsDDL = `CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -98,6 +102,27 @@ func recordedVersion(ctx context.Context, conn *sql.Conn) (version int, tracked 
 	return int(v.Int64), true, tables, nil
 }
 
+// appliedVersions returns the versions recorded in schema_migrations.
+func appliedVersions(ctx context.Context, conn *sql.Conn, tracked bool) (map[int]bool, error) {
+	out := map[int]bool{}
+	if !tracked {
+		return out, nil
+	}
+	rows, err := conn.QueryContext(ctx, "SELECT version FROM schema_migrations")
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			return nil, classify(err)
+		}
+		out[v] = true
+	}
+	return out, classify(rows.Err())
+}
+
 // migrate applies the pending migrations, each in its own transaction.
 func migrate(ctx context.Context, conn *sql.Conn, log hclog.Logger) error {
 	ms, err := migrations()
@@ -111,10 +136,20 @@ func migrate(ctx context.Context, conn *sql.Conn, log hclog.Logger) error {
 	if !tracked && tables > 0 {
 		return fmt.Errorf("%w: the file holds %d tables but no weft schema", ErrCorrupt, tables)
 	}
-	if current > len(ms) {
-		return tooNew(current, len(ms))
+	if known := ms[len(ms)-1].version; current > known {
+		return tooNew(current, known)
 	}
-	for _, m := range ms[current:] {
+	applied, err := appliedVersions(ctx, conn, tracked)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	// Every migration not recorded yet applies, in order: also one whose
+	// number was missing when a newer one applied (a line of work that
+	// landed later).
+	for _, m := range ms {
+		if applied[m.version] {
+			continue
+		}
 		if err := apply(ctx, conn, m); err != nil {
 			return fmt.Errorf("migrate %s: %w", m.name, err)
 		}

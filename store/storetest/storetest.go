@@ -55,6 +55,7 @@ func Run(t *testing.T, newStore func(testing.TB) store.Store) {
 		{"Timeout", testTimeout},
 		{"WorkflowID", testWorkflowID},
 		{"CancelRequest", testCancelRequest},
+		{"Schedule", testSchedule},
 		{"Validate", testValidate},
 		{"TimePrecision", testTimePrecision},
 	}

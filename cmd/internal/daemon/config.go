@@ -100,6 +100,8 @@ type Config struct {
 	MaxPendingSignals     int
 	MaxPendingSignalBytes int64
 	MaxQueries            int
+	// MaxSchedulesPerClient bounds the schedules of one client.
+	MaxSchedulesPerClient int
 	QueryTimeout          time.Duration
 	MaxHistoryEvents      int64
 	MaxPageBytes          int64
@@ -197,6 +199,9 @@ func (cfg *Config) Validate() error {
 	if cfg.MaxQueries < 0 {
 		return errors.New("--max-queries must not be negative")
 	}
+	if cfg.MaxSchedulesPerClient < 0 {
+		return errors.New("--max-schedules-per-client must not be negative")
+	}
 	if cfg.MaxHistoryEvents < 0 {
 		return errors.New("--max-history-events must not be negative")
 	}
@@ -257,6 +262,7 @@ func RegisterFlags(f *pflag.FlagSet, cfg *Config) {
 	SizeVar(f, &cfg.ClientMemoryLimit, "client-memory-limit", 0, "largest memory_limit_bytes a non-admin client may ask for (default 256MiB)")
 	f.IntVar(&cfg.MaxPendingSignals, "max-pending-signals", 0, "signals a workflow may hold unconsumed (default 1000)")
 	SizeVar(f, &cfg.MaxPendingSignalBytes, "max-pending-signal-bytes", 0, "bytes of signals a workflow may hold unconsumed (default 16MiB)")
+	f.IntVar(&cfg.MaxSchedulesPerClient, "max-schedules-per-client", runtime.DefaultMaxSchedulesPerClient, "schedules one client may have; one more is refused with 409 schedule_limit_exceeded")
 	f.IntVar(&cfg.MaxQueries, "max-queries", runtime.DefaultMaxQueries, "workflow queries answered at once; one more waits 0.5s for a slot, then gets 429")
 	f.Int64Var(&cfg.MaxHistoryEvents, "max-history-events", runtime.DefaultMaxHistoryEvents, "events a workflow's log may hold; a run past it fails the workflow with history_limit_exceeded (continue as new before)")
 	f.DurationVar(&cfg.QueryTimeout, "query-timeout", runtime.DefaultQueryTimeout, "longest a workflow query may take to replay and answer")

@@ -187,6 +187,7 @@ func (m *Main) open(ctx context.Context) error {
 		MaxPendingSignals:     cfg.MaxPendingSignals,
 		MaxPendingSignalBytes: cfg.MaxPendingSignalBytes,
 		MaxQueries:            cfg.MaxQueries,
+		MaxSchedulesPerClient: cfg.MaxSchedulesPerClient,
 		QueryTimeout:          cfg.QueryTimeout,
 		MaxHistoryEvents:      cfg.MaxHistoryEvents,
 

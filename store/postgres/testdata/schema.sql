@@ -31,6 +31,25 @@ COLUMN responses.task_id text COLLATE C NOT NULL
 COLUMN responses.status text NOT NULL
 COLUMN responses.created_at timestamp with time zone NOT NULL
 COLUMN responses.finished_at timestamp with time zone NOT NULL
+COLUMN schedule_runs.owner_client_id text NOT NULL
+COLUMN schedule_runs.schedule_id text NOT NULL
+COLUMN schedule_runs.run_key text NOT NULL
+COLUMN schedule_runs.tick_at timestamp with time zone NOT NULL
+COLUMN schedule_runs.started_at timestamp with time zone NOT NULL
+COLUMN schedule_runs.task_id text NOT NULL
+COLUMN schedules.owner_client_id text NOT NULL
+COLUMN schedules.id text NOT NULL
+COLUMN schedules.definition text NOT NULL
+COLUMN schedules.paused boolean NOT NULL DEFAULT false
+COLUMN schedules.note text NOT NULL DEFAULT ''::text
+COLUMN schedules.last_tick_at timestamp with time zone NOT NULL
+COLUMN schedules.next_run_at timestamp with time zone
+COLUMN schedules.buffered text NOT NULL DEFAULT ''::text
+COLUMN schedules.missed bigint NOT NULL DEFAULT 0
+COLUMN schedules.skipped bigint NOT NULL DEFAULT 0
+COLUMN schedules.version bigint NOT NULL DEFAULT 1
+COLUMN schedules.created_at timestamp with time zone NOT NULL
+COLUMN schedules.updated_at timestamp with time zone NOT NULL
 COLUMN schema_migrations.version integer NOT NULL
 COLUMN schema_migrations.name text NOT NULL
 COLUMN schema_migrations.applied_at timestamp with time zone NOT NULL
@@ -105,6 +124,8 @@ CONSTRAINT pairings_pkey ON pairings PRIMARY KEY (id)
 CONSTRAINT responses_pkey ON responses PRIMARY KEY (task_id)
 CONSTRAINT responses_status_check ON responses CHECK ((status = ANY (ARRAY['completed'::text, 'failed'::text, 'cancelled'::text])))
 CONSTRAINT responses_task_id_fkey ON responses FOREIGN KEY (task_id) REFERENCES tasks(id) ON DELETE CASCADE
+CONSTRAINT schedule_runs_pkey ON schedule_runs PRIMARY KEY (owner_client_id, schedule_id, run_key)
+CONSTRAINT schedules_pkey ON schedules PRIMARY KEY (owner_client_id, id)
 CONSTRAINT schema_migrations_pkey ON schema_migrations PRIMARY KEY (version)
 CONSTRAINT service_config_id_check ON service_config CHECK ((id = 1))
 CONSTRAINT service_config_pkey ON service_config PRIMARY KEY (id)
@@ -127,6 +148,10 @@ CREATE UNIQUE INDEX modules_pkey ON modules USING btree (name, version)
 CREATE UNIQUE INDEX pairings_code_hash_key ON pairings USING btree (code_hash)
 CREATE UNIQUE INDEX pairings_pkey ON pairings USING btree (id)
 CREATE UNIQUE INDEX responses_pkey ON responses USING btree (task_id)
+CREATE INDEX schedule_runs_latest ON schedule_runs USING btree (owner_client_id, schedule_id, started_at)
+CREATE UNIQUE INDEX schedule_runs_pkey ON schedule_runs USING btree (owner_client_id, schedule_id, run_key)
+CREATE INDEX schedules_due ON schedules USING btree (next_run_at) WHERE (next_run_at IS NOT NULL)
+CREATE UNIQUE INDEX schedules_pkey ON schedules USING btree (owner_client_id, id)
 CREATE UNIQUE INDEX schema_migrations_pkey ON schema_migrations USING btree (version)
 CREATE UNIQUE INDEX service_config_pkey ON service_config USING btree (id)
 CREATE UNIQUE INDEX task_events_pkey ON task_events USING btree (task_id, seq)

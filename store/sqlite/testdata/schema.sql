@@ -46,6 +46,33 @@ CREATE TABLE responses (
 	finished_at INTEGER NOT NULL
 ) STRICT, WITHOUT ROWID;
 
+CREATE TABLE schedule_runs (
+	owner_client_id TEXT    NOT NULL,
+	schedule_id     TEXT    NOT NULL,
+	run_key         TEXT    NOT NULL,
+	tick_at         INTEGER NOT NULL,
+	started_at      INTEGER NOT NULL,
+	task_id         TEXT    NOT NULL,
+	PRIMARY KEY (owner_client_id, schedule_id, run_key)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE schedules (
+	owner_client_id TEXT    NOT NULL,
+	id              TEXT    NOT NULL,
+	definition      TEXT    NOT NULL,
+	paused          INTEGER NOT NULL DEFAULT 0,
+	note            TEXT    NOT NULL DEFAULT '',
+	last_tick_at    INTEGER NOT NULL,
+	next_run_at     INTEGER,
+	buffered        TEXT    NOT NULL DEFAULT '',
+	missed          INTEGER NOT NULL DEFAULT 0,
+	skipped         INTEGER NOT NULL DEFAULT 0,
+	version         INTEGER NOT NULL DEFAULT 1,
+	created_at      INTEGER NOT NULL,
+	updated_at      INTEGER NOT NULL,
+	PRIMARY KEY (owner_client_id, id)
+) STRICT, WITHOUT ROWID;
+
 CREATE TABLE schema_migrations (
 	version    INTEGER PRIMARY KEY,
 	name       TEXT    NOT NULL,
@@ -113,6 +140,10 @@ CREATE TABLE workflow_waits (
 CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
 
 CREATE INDEX modules_digest ON modules (digest);
+
+CREATE INDEX schedule_runs_latest ON schedule_runs (owner_client_id, schedule_id, started_at);
+
+CREATE INDEX schedules_due ON schedules (next_run_at) WHERE next_run_at IS NOT NULL;
 
 CREATE INDEX tasks_finished ON tasks (finished_at) WHERE finished_at IS NOT NULL;
 
