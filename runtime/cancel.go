@@ -10,8 +10,8 @@ import (
 	"github.com/weft-run/weft/store"
 )
 
-// TaskTerminate ends a task at once (persistence §11.2), without the
-// workflow's own say: TaskCancel's ends before it was graceful. A queued
+// TaskTerminate ends a task at once (persistence §11.2), a workflow
+// without its own say (TaskCancel asks it). A queued
 // or loading task becomes cancelled; a running one becomes cancelling, its
 // plugin call is stopped, and its worker then writes cancelled; a
 // workflow's activities are cancelled and its child workflows get their
@@ -72,7 +72,7 @@ func (e *Engine) cancelWorkflow(ctx context.Context, t *store.Task, clientID str
 // "Cancellation"): the request is recorded once in its log, with the
 // cancel_requested_at of the task, and wakes it. Its next run cancels the
 // activities and child workflows it had open and resolves its cancel
-// future; a workflow whose module does not handle the request is ended
+// future; a workflow whose run does not watch the request is ended
 // by that run. A workflow asked before, or finished, is left as it is.
 func (e *Engine) requestCancel(ctx context.Context, id, clientID string) (*store.Task, error) {
 	d, err := journal.Encode(&journal.CancelRequested{ClientID: clientID})

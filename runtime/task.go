@@ -572,7 +572,7 @@ func (e *Engine) TaskList(ctx context.Context, who Caller, p *TaskListParams) ([
 // its worker then writes cancelled. A workflow is asked to cancel
 // (docs/workflows.md, "Cancellation"): the request is recorded once and
 // the workflow, woken, sees it, may run its compensation and ends itself,
-// typically cancelled; one whose module does not handle cancel requests
+// typically cancelled; one whose run does not watch the request
 // is ended cancelled by its next run. TaskTerminate ends a workflow
 // without its say. Cancelling a finished task, or a workflow asked
 // before, succeeds and changes nothing. It returns the task as it is after

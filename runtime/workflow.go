@@ -63,9 +63,9 @@ func (w *worker) runWorkflow(ctx, callCtx context.Context, t *store.Task, deadli
 			return
 		}
 		if err == nil && res != nil && !res.HandlesCancel && j.CancelRequested() {
-			// The module does not handle its cancel request: the request ends it.
+			// The run did not watch its cancel request: the request ends it.
 			w.unfold(ctx, f)
-			w.workflowCancelled(ctx, t, "the workflow was cancelled (its module does not handle cancel requests)", logs)
+			w.workflowCancelled(ctx, t, "the workflow was cancelled (its run does not watch its cancel request)", logs)
 			return
 		}
 		if err == nil && res != nil && res.Error == nil {
@@ -178,7 +178,7 @@ func (w *worker) workflowError(ctx, callCtx context.Context, t *store.Task, dead
 }
 
 // workflowCancelled ends workflow t cancelled after its cancel request:
-// it returned an error of type cancelled, or its module does not handle
+// it returned an error of type cancelled, or its run did not watch
 // the request. events are what its last run recorded, if it commits them,
 // and its log lines. Its open activities are then cancelled and its child
 // workflows get their parent close policy.

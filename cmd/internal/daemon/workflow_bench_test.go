@@ -397,4 +397,38 @@ func TestBenchEngineSmoke(t *testing.T) {
 	n, ok := v.AsLong()
 	require.True(t, ok)
 	require.Equal(t, int64(3), n)
+
+	// Child workflows that end in their first run fold their end into
+	// the parent's next run: each still ends completed with its output and
+	// its own log, once, and the parent reads each result.
+	before := be.commits.Load()
+	r = be.run(t, "children", 3)
+	v, err = codec.DecodeFrame(r.Output.Data)
+	require.NoError(t, err)
+	n, _ = v.AsLong()
+	require.Equal(t, int64(3), n)
+	require.LessOrEqual(t, be.commits.Load()-before, int64(3+3), "about one commit per child")
+	kids, err := be.db.TaskList(t.Context(), &store.TaskListParams{ParentTaskID: r.TaskID, Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, kids, 3)
+	for _, k := range kids {
+		require.Equal(t, store.StatusCompleted, k.Status, k.ID)
+		require.Equal(t, store.KindWorkflow, k.Kind)
+		out, err := codec.DecodeFrame(k.Output.Data)
+		require.NoError(t, err)
+		_, ok := out.AsLong()
+		require.True(t, ok, "the child's output is kept")
+		evs, err := be.db.EventList(t.Context(), &store.EventListParams{TaskID: k.ID})
+		require.NoError(t, err)
+		require.Equal(t, store.EventResponseCompleted, evs[len(evs)-1].Type, "the child's log ends with its end")
+	}
+	evs, err := be.db.EventList(t.Context(), &store.EventListParams{TaskID: r.TaskID})
+	require.NoError(t, err)
+	ends := 0
+	for _, ev := range evs {
+		if ev.Type == "activity.completed" {
+			ends++
+		}
+	}
+	require.Equal(t, 3, ends, "the parent's journal holds each child's end once")
 }
