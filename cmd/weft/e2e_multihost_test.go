@@ -27,8 +27,9 @@ import (
 var wfkitWasm = filepath.Join("..", "..", "host", "testdata", "wfkit.wasm")
 
 // multiHostTTL is the lease of the multi-host tests: short, so that
-// takeovers come quickly.
-const multiHostTTL = 3 * time.Second
+// takeovers come quickly, and long enough that three hosts, PostgreSQL
+// and the race detector on two cores renew theirs in time.
+const multiHostTTL = 5 * time.Second
 
 // takeoverMargin is what a takeover may take beyond the lease before the
 // tests call it lost: the reclaim loop's period and the load of a shared
