@@ -44,8 +44,9 @@ func watcherKey(t *store.Task) string { return t.ModuleDigest + "\x00" + t.Funct
 
 // noteWatcher notes whether a run of workflow t watched its cancel request.
 func (e *Engine) noteWatcher(t *store.Task, watched bool) {
-	if v, ok := e.watchers.Load(watcherKey(t)); !ok || v.(bool) != watched {
-		e.watchers.Store(watcherKey(t), watched)
+	k := watcherKey(t)
+	if v, ok := e.watchers.Load(k); !ok || v.(bool) != watched {
+		e.watchers.Store(k, watched)
 	}
 }
 

@@ -248,21 +248,13 @@ func (db *DB) ScheduleTick(ctx context.Context, p *store.ScheduleTickParams) (*s
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("schedule tick: %w", err)
 	}
-	ids := make([]string, len(p.Runs))
-	retries := make([]string, len(p.Runs))
-	for i, r := range p.Runs {
-		ids[i] = r.Task.ID
-		if ids[i] == "" {
-			ids[i] = store.NewID(store.TaskIDPrefix)
-		}
-		var err error
-		if retries[i], err = backend.MarshalRetry(r.Task.Retry); err != nil {
-			return nil, fmt.Errorf("schedule tick: %w", err)
-		}
+	ids, retries, err := backend.TickRuns(p.Runs)
+	if err != nil {
+		return nil, fmt.Errorf("schedule tick: %w", err)
 	}
 	var res *store.ScheduleTickResult
 	var current *store.Schedule
-	err := db.write(ctx, func(t *tx) error {
+	err = db.write(ctx, func(t *tx) error {
 		res, current = nil, nil
 		n := now()
 		// The compare-and-set is the UPDATE itself: it changes the row only

@@ -116,3 +116,19 @@ func UnmarshalRetry(s string, p *store.RetryPolicy) error {
 	}
 	return nil
 }
+
+// TickRuns returns, for the runs of a schedule tick, the id each task is
+// inserted under (its own, or a new one) and its stored retry policy.
+func TickRuns(runs []store.ScheduleRunStart) (ids, retries []string, err error) {
+	ids, retries = make([]string, len(runs)), make([]string, len(runs))
+	for i, r := range runs {
+		ids[i] = r.Task.ID
+		if ids[i] == "" {
+			ids[i] = store.NewID(store.TaskIDPrefix)
+		}
+		if retries[i], err = MarshalRetry(r.Task.Retry); err != nil {
+			return nil, nil, err
+		}
+	}
+	return ids, retries, nil
+}
