@@ -26,8 +26,8 @@ const (
 	OverlapBufferOne OverlapPolicy = "buffer_one"
 	// OverlapAllowAll starts every tick, whatever runs.
 	OverlapAllowAll OverlapPolicy = "allow_all"
-	// OverlapCancelOther ends the open runs (as TaskTerminate), then starts
-	// the tick.
+	// OverlapCancelOther starts the tick and ends the open runs (as
+	// TaskTerminate) once that start committed.
 	OverlapCancelOther OverlapPolicy = "cancel_other"
 )
 
@@ -430,8 +430,9 @@ type ScheduleTriggerResult struct {
 // not, under the key "trigger-<time>" (a workflow's workflow id is the
 // schedule id, "@" and that key). The overlap policy applies: skip
 // refuses it with fault.ScheduleOverlap while a run is open, buffer_one
-// buffers it, cancel_other cancels the open runs first. It returns
-// fault.NotFound for a schedule the caller does not have.
+// buffers it, cancel_other ends the open runs once the new one is
+// committed. It returns fault.NotFound for a schedule the caller does
+// not have.
 func (e *Engine) ScheduleTrigger(ctx context.Context, who Caller, id string) (*ScheduleTriggerResult, error) {
 	if err := e.checkOpen(); err != nil {
 		return nil, err
@@ -456,6 +457,7 @@ func (e *Engine) ScheduleTrigger(ctx context.Context, who Caller, id string) (*S
 			NewLastTickAt: sc.LastTickAt, NextRunAt: sc.NextRunAt, Buffered: sc.Buffered,
 		}
 		res := &ScheduleTriggerResult{Key: key}
+		var cancel []string
 		if len(open) > 0 {
 			switch def.OverlapPolicy {
 			case OverlapSkip:
@@ -469,7 +471,7 @@ func (e *Engine) ScheduleTrigger(ctx context.Context, who Caller, id string) (*S
 					tp.NextRunAt = now.Add(scheduleBufferRecheck)
 				}
 			case OverlapCancelOther:
-				e.scheduleCancel(ctx, open)
+				cancel = open
 			}
 		}
 		if !res.Buffered {
@@ -493,6 +495,7 @@ func (e *Engine) ScheduleTrigger(ctx context.Context, who Caller, id string) (*S
 			return nil, fault.Wrap("trigger schedule", err)
 		}
 		e.scheduleStarted(out.Tasks)
+		e.scheduleCancel(ctx, cancel) // after the commit, as a tick does
 		if len(out.Tasks) == 1 {
 			res.Task = out.Tasks[0]
 		}

@@ -168,9 +168,6 @@ func (e *Engine) scheduleTickOnce(ctx context.Context, sc *store.Schedule) ([]*s
 	if err != nil {
 		return nil, err
 	}
-	if len(plan.cancel) > 0 {
-		e.scheduleCancel(ctx, plan.cancel)
-	}
 	p := &store.ScheduleTickParams{
 		OwnerClientID: sc.OwnerClientID, ID: sc.ID, Version: sc.Version, LastTickAt: sc.LastTickAt,
 		NewLastTickAt: plan.cursor, NextRunAt: plan.next, Buffered: plan.buffered,
@@ -207,6 +204,12 @@ func (e *Engine) scheduleTickOnce(ctx context.Context, sc *store.Schedule) ([]*s
 		} else {
 			queued = append(queued, t)
 		}
+	}
+	// The open runs end only once the tick that replaces them committed:
+	// a plan that lost the compare-and-set (another host ticked first, and
+	// its run is among the open ones) cancels nothing.
+	if len(plan.cancel) > 0 {
+		e.scheduleCancel(ctx, plan.cancel)
 	}
 	return queued, nil
 }

@@ -270,6 +270,39 @@ func TestScheduleTickOverlapWithOpenRun(t *testing.T) {
 	}
 }
 
+// A pass planned on a stale read of the schedule (another host ticked
+// meanwhile, and its run is open) loses the compare-and-set and ends
+// nothing: cancel_other ends the open runs only after its own commit.
+func TestScheduleStaleTickCancelsNothing(t *testing.T) {
+	who := Caller{ClientID: "cli_a"}
+	e, clock, _ := scheduleSetup(t)
+	ctx := t.Context()
+	_, err := e.ScheduleCreate(ctx, who, &ScheduleCreateParams{
+		ID: "s", Spec: ScheduleSpec{IntervalMS: 1000}, OverlapPolicy: OverlapCancelOther,
+		Task: TaskCreateParams{Module: "test", Function: "work"},
+	})
+	require.NoError(t, err)
+	clock.add(1100 * time.Millisecond)
+	stale, err := e.store.ScheduleGet(ctx, "cli_a", "s")
+	require.NoError(t, err)
+	fresh, err := e.store.ScheduleGet(ctx, "cli_a", "s")
+	require.NoError(t, err)
+	require.NoError(t, e.scheduleTick(ctx, fresh))
+	runs, err := e.store.ScheduleRuns(ctx, "cli_a", "s")
+	require.NoError(t, err)
+	require.Len(t, runs, 1)
+	mustStatus(t, e, runs[0].TaskID, store.StatusRunning)
+
+	require.NoError(t, e.scheduleTick(ctx, stale))
+	after, err := e.store.ScheduleRuns(ctx, "cli_a", "s")
+	require.NoError(t, err)
+	require.Len(t, after, 1, "the stale pass started nothing")
+	task, err := e.store.TaskGet(ctx, runs[0].TaskID)
+	require.NoError(t, err)
+	require.Equal(t, store.StatusRunning, task.Status, "the stale pass ended nothing")
+	require.True(t, task.CancelRequestedAt.IsZero())
+}
+
 func TestScheduleCatchupWindow(t *testing.T) {
 	who := Caller{ClientID: "cli_a"}
 	e, clock, _ := scheduleSetup(t)
